@@ -1,0 +1,3 @@
+module github.com/pickergpu/picker
+
+go 1.26

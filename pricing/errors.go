@@ -1,0 +1,59 @@
+package pricing
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error so that callers (the CLI, the HTTP API) can map it to an
+// exit code or status without parsing messages.
+type Code string
+
+const (
+	// Invalid: the user's input is wrong (flag, config, model, price file). CLI exit 2, HTTP 400.
+	Invalid Code = "invalid"
+	// NotFound: a named thing does not exist (model, offer, provider). CLI exit 2, HTTP 404.
+	NotFound Code = "not_found"
+	// Unavailable: a remote service or resource could not be reached. CLI exit 1, HTTP 503.
+	Unavailable Code = "unavailable"
+	// Internal: a bug or an unexpected runtime failure. CLI exit 1, HTTP 500.
+	Internal Code = "internal"
+)
+
+// Error is picker's one error type: a code plus a message meant for the user.
+// Err, when set, is the underlying cause and is reachable with errors.Unwrap; Message
+// already contains its text when the error was made with Errorf and %w.
+type Error struct {
+	Code    Code
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" && e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with the given code and a formatted message. A %w verb
+// wraps its argument as usual.
+func Errorf(code Code, format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Code: code, Message: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, Internal for any other
+// non-nil error, and "" for nil.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
