@@ -1,0 +1,153 @@
+package pricing
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// gpusCSV is ../shared/data/gpus.csv: datasheet figures for every GPU model that appears
+// in the embedded offer snapshot (see that file's README for per-row sources).
+//
+//go:embed gpus.csv
+var gpusCSV []byte
+
+// GPU is one GPU model's datasheet facts. A nil figure means the datasheet figure is not
+// known (the catalog leaves it empty rather than guessing); 0 means the GPU lacks the
+// feature (e.g. BF16 on a T4).
+type GPU struct {
+	Model        string   `json:"gpu_model"`
+	Vendor       string   `json:"vendor"`
+	Architecture string   `json:"architecture"`
+	MemGiB       float64  `json:"memory_gib"`
+	BandwidthGBs *float64 `json:"memory_bandwidth_gbs"`
+	FP32TFLOPS   *float64 `json:"fp32_tflops"`
+	FP16TFLOPS   *float64 `json:"fp16_tflops_dense"`
+	BF16TFLOPS   *float64 `json:"bf16_tflops_dense"`
+	INT8TOPS     *float64 `json:"int8_tops_dense"`
+	SupportsBF16 bool     `json:"supports_bf16"`
+	NVLink       bool     `json:"nvlink"`
+	Released     int      `json:"released"`
+	Source       string   `json:"source"`
+}
+
+// FlashAttention reports whether FlashAttention-2 kernels run on the GPU: they need
+// NVIDIA Ampere (sm80) or newer, or AMD CDNA 3+ (ROCm's flash-attention port).
+func (g GPU) FlashAttention() bool {
+	switch g.Architecture {
+	case "Ampere", "Ada Lovelace", "Hopper", "Blackwell", "Blackwell Ultra", "CDNA 3", "CDNA 4":
+		return true
+	}
+	return false
+}
+
+// HalfTFLOPS is the dense tensor throughput the GPU gives a bf16 job (or an fp16 job on
+// GPUs without bf16). nil when the datasheet figure is unknown.
+func (g GPU) HalfTFLOPS() *float64 {
+	if g.SupportsBF16 && g.BF16TFLOPS != nil && *g.BF16TFLOPS > 0 {
+		return g.BF16TFLOPS
+	}
+	if g.FP16TFLOPS != nil && *g.FP16TFLOPS > 0 {
+		return g.FP16TFLOPS
+	}
+	return nil
+}
+
+var (
+	catalogOnce sync.Once
+	catalog     []GPU
+	catalogBy   map[string]int
+	catalogErr  error
+)
+
+func loadCatalog() {
+	catalog, catalogErr = ParseGPUCatalog(bytes.NewReader(gpusCSV))
+	catalogBy = make(map[string]int, len(catalog))
+	for i, g := range catalog {
+		catalogBy[strings.ToLower(g.Model)] = i
+	}
+}
+
+// GPUs returns the embedded GPU catalog in file order. The slice is a copy.
+func GPUs() []GPU {
+	catalogOnce.Do(loadCatalog)
+	if catalogErr != nil {
+		panic("pricing: embedded gpus.csv: " + catalogErr.Error()) // a build defect, caught by tests
+	}
+	return slices.Clone(catalog)
+}
+
+// LookupGPU finds a canonical model name (case-insensitive) in the catalog.
+func LookupGPU(model string) (GPU, bool) {
+	catalogOnce.Do(loadCatalog)
+	i, ok := catalogBy[strings.ToLower(model)]
+	if !ok {
+		return GPU{}, false
+	}
+	return catalog[i], true
+}
+
+// ParseGPUCatalog reads a CSV with gpus.csv's header.
+func ParseGPUCatalog(r io.Reader) ([]GPU, error) {
+	cr := csv.NewReader(r)
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("gpus.csv: header: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, need := range []string{"gpu_model", "vendor", "architecture", "memory_gib", "memory_bandwidth_gbs", "fp32_tflops", "fp16_tflops_dense", "bf16_tflops_dense", "int8_tops_dense", "supports_bf16", "nvlink", "released", "source"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("gpus.csv: missing column %q", need)
+		}
+	}
+	var out []GPU
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("gpus.csv: %w", err)
+		}
+		line, _ := cr.FieldPos(0)
+		opt := func(name string) (*float64, error) {
+			s := strings.TrimSpace(rec[col[name]])
+			if s == "" {
+				return nil, nil
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, fmt.Errorf("gpus.csv:%d: %s %q: not a number", line, name, s)
+			}
+			return &v, nil
+		}
+		g := GPU{Model: rec[col["gpu_model"]], Vendor: rec[col["vendor"]], Architecture: rec[col["architecture"]], Source: rec[col["source"]]}
+		mem, err := opt("memory_gib")
+		if err != nil || mem == nil {
+			return nil, fmt.Errorf("gpus.csv:%d: memory_gib is required", line)
+		}
+		g.MemGiB = *mem
+		for name, dst := range map[string]**float64{"memory_bandwidth_gbs": &g.BandwidthGBs, "fp32_tflops": &g.FP32TFLOPS, "fp16_tflops_dense": &g.FP16TFLOPS, "bf16_tflops_dense": &g.BF16TFLOPS, "int8_tops_dense": &g.INT8TOPS} {
+			if *dst, err = opt(name); err != nil {
+				return nil, err
+			}
+		}
+		g.SupportsBF16 = rec[col["supports_bf16"]] == "true"
+		g.NVLink = rec[col["nvlink"]] == "true"
+		if s := rec[col["released"]]; s != "" {
+			if g.Released, err = strconv.Atoi(s); err != nil {
+				return nil, fmt.Errorf("gpus.csv:%d: released %q: not a year", line, s)
+			}
+		}
+		out = append(out, g)
+	}
+}

@@ -1,0 +1,253 @@
+package pricing
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// GPU names are the trap every price collector falls into: clouds report "NVIDIA",
+// "A100-SXM4-80GB", "nvidia-tesla-a100", "H100 PCIe", "8x H100 (80 GB SXM5)",
+// "NVIDIA H100 80GB HBM3", "Standard_NC24ads_A100_v4". This file is the one table that
+// maps all of them to the canonical names of the GPU catalog (gpus.csv). A name it does
+// not know is returned unchanged with ok=false so the caller keeps and reports it; it
+// is never guessed.
+
+// baseAliases maps a squashed GPU base name (lower case, vendor/brand words, memory and
+// form-factor words removed, only [a-z0-9] left) to a canonical model, or to a resolver
+// when the canonical model depends on memory or form factor.
+var baseAliases = map[string]func(h hints) string{
+	"h100":       h100,
+	"h100mega":   h100, // GCP nvidia-h100-mega-80gb (a3-megagpu): SXM H100 with more NICs
+	"h100sxm":    fixed("H100"),
+	"h100nvl":    fixed("H100-NVL"),
+	"h100pcie":   fixed("H100-PCIE"),
+	"h200":       fixed("H200"),
+	"h200nvl":    fixed("H200"),
+	"gh200":      fixed("GH200"),
+	"b200":       fixed("B200"),
+	"b300":       fixed("B300"),
+	"gb200":      fixed("GB200"),
+	"gb300":      fixed("GB300"),
+	"a100":       byMem(60, "A100", "A100-80GB"), // 40 GB part unless the name or memory says 80 GB
+	"a800":       fixed("A800"),
+	"a10":        fixed("A10"),
+	"a10g":       fixed("A10G"),
+	"a40":        fixed("A40"),
+	"l4":         fixed("L4"),
+	"l40":        fixed("L40"),
+	"l40s":       fixed("L40S"),
+	"t4":         fixed("T4"),
+	"t4g":        fixed("T4G"),
+	"v100":       byMem(24, "V100", "V100-32GB"),
+	"p100":       fixed("P100"),
+	"p4":         fixed("P4"),
+	"k80":        fixed("K80"),
+	"m60":        fixed("M60"),
+	"m4000":      fixed("M4000"),
+	"p4000":      fixed("P4000"),
+	"a4000":      fixed("RTXA4000"),
+	"rtxa4000":   fixed("RTXA4000"),
+	"a4500":      fixed("RTXA4500"),
+	"rtxa4500":   fixed("RTXA4500"),
+	"a5000":      fixed("RTXA5000"),
+	"rtxa5000":   fixed("RTXA5000"),
+	"a6000":      fixed("A6000"),
+	"rtxa6000":   fixed("A6000"),
+	"rtx3090":    fixed("RTX3090"),
+	"rtx4090":    fixed("RTX4090"),
+	"rtx4000ada": fixed("RTX4000-Ada"),
+	"rtx6000ada": fixed("RTX6000-Ada"),
+	// "RTX 6000" alone is the Turing Quadro RTX 6000 (24 GB, Lambda's gpu_1x_rtx6000);
+	// GCP's g4 family calls the 96 GB RTX PRO 6000 "rtx6000", so memory decides.
+	"rtx6000":             rtx6000,
+	"quadrortx6000":       fixed("RTX6000"),
+	"rtxpro6000":          fixed("RTXPRO6000"),
+	"rtxpro6000bse":       fixed("RTXPRO6000"),
+	"rtxproserver6000":    fixed("RTXPRO6000"),
+	"rtxpro6000blackwell": fixed("RTXPRO6000"),
+	"rtxpro4500":          fixed("RTXPRO4500"),
+	"rtxpro4500blackwell": fixed("RTXPRO4500"),
+	"mi300x":              fixed("MI300X"),
+	"mi355x":              fixed("MI355X"),
+	"radeonprov520":       fixed("RadeonProV520"),
+	"v520":                fixed("RadeonProV520"),
+}
+
+type hints struct {
+	memGiB         float64 // from the name ("80GB") or the caller; 0 when unknown
+	pcie, nvl, sxm bool
+}
+
+func fixed(model string) func(hints) string { return func(hints) string { return model } }
+
+func byMem(minBig float64, small, big string) func(hints) string {
+	return func(h hints) string {
+		if h.memGiB >= minBig {
+			return big
+		}
+		return small
+	}
+}
+
+func h100(h hints) string {
+	switch {
+	case h.nvl || (h.memGiB >= 90 && h.memGiB < 100):
+		return "H100-NVL"
+	case h.pcie:
+		return "H100-PCIE"
+	}
+	return "H100"
+}
+
+func rtx6000(h hints) string {
+	switch {
+	case h.memGiB >= 90:
+		return "RTXPRO6000"
+	case h.memGiB >= 40:
+		return "RTX6000-Ada"
+	}
+	return "RTX6000"
+}
+
+var (
+	// A memory figure is a number after a separator ("-80gb", " (80 GB", "-80G-"), so
+	// "a10g" or "h100" never read as memory.
+	memRe      = regexp.MustCompile(`(?:^|[\s\-(])(\d+(?:\.\d+)?)\s*(?:gb|gib|g)\b`)
+	nvlRe      = regexp.MustCompile(`\bnvl\b`)
+	countRe    = regexp.MustCompile(`^\s*\d+\s*x\s+`)
+	nonAlnumRe = regexp.MustCompile(`[^a-z0-9]+`)
+	// Words that name a vendor, brand or packaging but never change which GPU it is.
+	noiseWords = []string{"nvidia", "amd", "tesla", "geforce", "instinct", "hbm3e", "hbm3", "hbm2e", "hbm2", "gddr6", "gddr7", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pcie", "nvlink", "nvl", "sxm", "generation", "gpu", "graphics", "accelerator", "oam"}
+)
+
+// NormalizeGPU maps a provider's GPU name to the catalog's canonical name. memGiB is the
+// per-GPU memory the provider reports alongside the name (0 when it has none); it
+// disambiguates A100 40/80 GB, V100 16/32 GB and the RTX 6000 generations. The second
+// result is false when the name is unknown; the returned name is then the input,
+// trimmed, so it can be stored and reported as-is.
+func NormalizeGPU(name string, memGiB float64) (string, bool) {
+	raw := strings.TrimSpace(name)
+	// A canonical name maps to itself, unless the reported memory says it is the other
+	// variant (AWS reports p4de's GPUs as "A100" with 80 GiB each).
+	if g, ok := LookupGPU(raw); ok && (memGiB == 0 || math.Abs(memGiB-g.MemGiB) <= 0.15*g.MemGiB) {
+		return g.Model, true
+	}
+	s := strings.ToLower(raw)
+	s = strings.ReplaceAll(s, "_", " ")
+	s = countRe.ReplaceAllString(s, "")        // "8x H100 (80 GB SXM5)"
+	s = strings.TrimPrefix(s, "nvidia-tesla-") // GCP accelerator types
+	s = strings.TrimPrefix(s, "nvidia-")
+	h := hints{memGiB: memGiB}
+	if m := memRe.FindStringSubmatch(s); m != nil {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil && v >= 4 {
+			if h.memGiB == 0 {
+				h.memGiB = v
+			}
+			s = strings.Replace(s, m[0], " ", 1)
+		}
+	}
+	h.pcie = strings.Contains(s, "pcie")
+	h.nvl = nvlRe.MatchString(s)
+	h.sxm = strings.Contains(s, "sxm")
+	// Drop the parenthesised remainder of Lambda-style descriptions once memory is read.
+	if i := strings.IndexByte(s, '('); i > 0 {
+		rest := s[i:]
+		s = s[:i]
+		h.pcie = h.pcie || strings.Contains(rest, "pcie")
+		h.sxm = h.sxm || strings.Contains(rest, "sxm")
+	}
+	words := strings.Fields(nonAlnumRe.ReplaceAllString(s, " "))
+	words = slices.DeleteFunc(words, func(w string) bool { return slices.Contains(noiseWords, w) })
+	key := strings.Join(words, "")
+	// Form factor is part of the identity only for H100; try the precise key first.
+	for _, k := range []string{key + formSuffix(h), key} {
+		if f, ok := baseAliases[k]; ok {
+			return f(h), true
+		}
+	}
+	if f, ok := baseAliases[strings.TrimSuffix(key, "vws")]; ok && strings.HasSuffix(key, "vws") {
+		return f(h), true // GCP *-vws virtual-workstation variants: same GPU, licence surcharge
+	}
+	return raw, false
+}
+
+func formSuffix(h hints) string {
+	switch {
+	case h.nvl:
+		return "nvl"
+	case h.pcie:
+		return "pcie"
+	}
+	return ""
+}
+
+// azureFamilies maps an Azure N-series size family (the size name without "Standard_"
+// and without its vCPU count, e.g. Standard_NC24ads_A100_v4 -> NCads_A100_v4) to its GPU.
+// Source: Microsoft Learn N-series size tables (NC, ND, NV families), as used for the
+// embedded snapshot; the Azure adapter holds the per-size vCPU/RAM/GPU-count table.
+var azureFamilies = map[string]string{
+	"NCadis_H100_v5":            "H100-NVL",
+	"NCads_H100_v5":             "H100-NVL",
+	"NCads_A100_v4":             "A100-80GB",
+	"NCas_T4_v3":                "T4",
+	"NCds_xl_RTXPRO6000BSE_v6":  "RTXPRO6000",
+	"NClds_xl_RTXPRO6000BSE_v6": "RTXPRO6000",
+	"NCrs_v3":                   "V100",
+	"NCs_v3":                    "V100",
+	"NDamsr_A100_v4":            "A100-80GB",
+	"NDasr_v4":                  "A100",
+	"NDisr_H100_v5":             "H100",
+	"NDisr_H200_v5":             "H200",
+	"NDisr_MI300X_v5":           "MI300X",
+	"NDrs_v2":                   "V100-32GB",
+	"NVadms_A10_v5":             "A10",
+	"NVads_A10_v5":              "A10",
+	"NVs_v3":                    "M60",
+}
+
+var azureSizeRe = regexp.MustCompile(`^(?:Standard_)?([A-Z]+)\d+(?:-\d+)?(.*)$`)
+
+// AzureSizeFamily strips "Standard_" and the vCPU count from an Azure size name.
+func AzureSizeFamily(size string) string {
+	m := azureSizeRe.FindStringSubmatch(size)
+	if m == nil {
+		return size
+	}
+	return m[1] + m[2]
+}
+
+// NormalizeAzureSize returns the canonical GPU of an Azure VM size, ok=false when the
+// size's family is not a known GPU family.
+func NormalizeAzureSize(size string) (string, bool) {
+	m, ok := azureFamilies[AzureSizeFamily(size)]
+	return m, ok
+}
+
+var (
+	unknownMu sync.Mutex
+	unknown   = map[string]int{}
+)
+
+// NoteUnknownGPU records a name NormalizeGPU could not map, so `picker providers` and
+// refresh logs can report it. Callers keep the offer with its raw name.
+func NoteUnknownGPU(name string) {
+	unknownMu.Lock()
+	unknown[name]++
+	unknownMu.Unlock()
+}
+
+// UnknownGPUs returns the names noted so far, sorted.
+func UnknownGPUs() []string {
+	unknownMu.Lock()
+	defer unknownMu.Unlock()
+	out := make([]string, 0, len(unknown))
+	for n := range unknown {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,121 @@
+// Package providers defines what a price source is (the Provider interface), how each
+// adapter describes itself and its config (Descriptor), the config fields every provider
+// section shares (Common), and the conformance suite every adapter's tests run.
+//
+// Adapters live in sub-packages (aws, gcp, azure, lambda, runpod, static). Each imports
+// only this package, pricing and its own SDK: never the store, never another adapter.
+package providers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// Provider fetches the current GPU offers of one price source.
+//
+// Contract, checked by the conformance suite:
+//   - Fetch honours ctx: it returns promptly with ctx.Err() (wrapped) once ctx is done.
+//   - It returns every offer it found or an error, never a silently partial list. Where
+//     a provider is split into independent regions, a failed region is reported in
+//     Snapshot.Failed and left out of Snapshot.Regions, so the store keeps that region's
+//     last good prices.
+//   - An empty result is an error: "no prices found" is a failure, never an empty catalog.
+//   - Every offer passes pricing.Offer.Validate, has Source "api" (or "file"), a
+//     canonical GPU model where the name is known, and no two offers share a Key.
+type Provider interface {
+	Fetch(ctx context.Context) (*Snapshot, error)
+}
+
+// Snapshot is one fetch's result.
+type Snapshot struct {
+	Offers []pricing.Offer
+	// Regions the fetch covered completely. The store closes this provider's offers that
+	// are missing from the snapshot only in these regions. Nil means every region
+	// (the provider's prices are global or the fetch had no regional split).
+	Regions []string
+	// Failed lists the regions (or other parts) that failed, with why; the fetch still
+	// succeeds when others landed.
+	Failed map[string]error
+	// Warnings are non-fatal findings worth a log line: unknown GPU names kept raw,
+	// machines skipped for missing SKUs, sizes not in a table.
+	Warnings []string
+}
+
+// Common holds the config keys every provider section takes (CONTRACT.md, Config).
+// Adapters embed it in their own Config type.
+type Common struct {
+	Enabled  *bool    `toml:"enabled"`
+	Regions  []string `toml:"regions"`
+	Schedule string   `toml:"schedule"`
+	Endpoint string   `toml:"endpoint"`
+	Timeout  Duration `toml:"timeout"`
+}
+
+// IsEnabled reports the section's enabled flag, defaulting to def when unset.
+func (c Common) IsEnabled(def bool) bool {
+	if c.Enabled == nil {
+		return def
+	}
+	return *c.Enabled
+}
+
+// Option documents one config key of a provider: the descriptor list drives
+// `picker providers`, config validation, secret redaction and the test that
+// config.example.toml mentions every option.
+type Option struct {
+	Key     string
+	Help    string
+	Default string
+	// Secret marks keys whose values must never be printed. picker's keys name
+	// environment variables rather than hold secrets, but the flag keeps redaction
+	// honest if one ever does.
+	Secret bool
+}
+
+// CommonOptions are the options of Common, shared by every descriptor.
+var CommonOptions = []Option{
+	{Key: "enabled", Help: "fetch this provider on refresh and in the daemon", Default: "false (static: true when files are set)"},
+	{Key: "regions", Help: "regions to price; empty means the provider's default set"},
+	{Key: "schedule", Help: "cron spec or descriptor (@every 30m) for the daemon; falls back to [refresh] schedule"},
+	{Key: "endpoint", Help: "base URL that receives every API call of this provider (proxy, mirror, emulator, test server)"},
+	{Key: "timeout", Help: "per-refresh timeout for this provider; falls back to [refresh] timeout", Default: "10m"},
+}
+
+// Descriptor is how an adapter presents itself (rclone's backend registration idea,
+// without init() magic: the list of descriptors is explicit, in package registry).
+type Descriptor struct {
+	Name        string
+	Description string
+	// Options are the provider-specific keys, in addition to CommonOptions.
+	Options []Option
+	// New builds the provider from its config section, which is the adapter's own
+	// Config type (a value, not a pointer); a wrong type is a programming error.
+	New func(cfg any) (Provider, error)
+}
+
+// AllOptions returns CommonOptions followed by the descriptor's own options.
+func (d Descriptor) AllOptions() []Option {
+	return append(append([]Option(nil), CommonOptions...), d.Options...)
+}
+
+// Duration is a time.Duration that TOML reads from strings such as "10m" or "1h30m".
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("bad duration %q (want e.g. \"90s\", \"10m\", \"1h\")", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("bad duration %q: negative", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration back in Go syntax.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
