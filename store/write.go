@@ -1,0 +1,355 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// WriteInput is one successful refresh of a provider.
+type WriteInput struct {
+	// Offers is everything the refresh found; all must be of the provider written.
+	Offers []pricing.Offer
+	// Regions the refresh covered completely. The provider's offers missing from
+	// Offers are closed only in these regions, so a refresh that skipped or lost a
+	// region leaves that region's last good prices current. Nil means every region;
+	// an empty non-nil slice closes nothing.
+	Regions []string
+	// Started and Finished time the refresh. Finished is the refresh time: offers no
+	// longer listed are closed then, and offers without an ObservedAt are observed
+	// then. A zero Finished means now; a zero Started means Finished.
+	Started, Finished time.Time
+}
+
+// WriteResult says what a write changed.
+type WriteResult struct {
+	Provider  string
+	RunID     int64 // the refresh_runs row written in the same transaction
+	Seen      int   // offers in the snapshot
+	New       int   // offers never stored before
+	Changed   int   // offers whose price changed (old interval closed, new one opened)
+	Reopened  int   // closed offers listed again
+	Unchanged int   // same price: only last_seen and the facts were updated
+	Closed    int   // offers no longer listed (in the covered regions), now closed
+}
+
+// PricesChanged is the number of price intervals opened: new, changed and reopened
+// offers. An unchanged snapshot rewritten gives 0.
+func (r WriteResult) PricesChanged() int { return r.New + r.Changed + r.Reopened }
+
+// ProviderWrite pairs a provider with its refresh, for WriteSnapshots.
+type ProviderWrite struct {
+	Provider string
+	Input    WriteInput
+}
+
+// WriteSnapshot stores one provider's successful refresh as one transaction (the
+// price intervals and the refresh run row together), so readers see the previous
+// snapshot or this one, never a mix; any error rolls everything back and leaves the
+// previous snapshot current.
+//
+// For each offer: a new one is inserted with an open price interval starting at its
+// ObservedAt; a changed price (compared rounded to 1e-6 USD, so float noise from
+// unit conversions is not a change) closes the open interval and opens a new one at
+// the offer's ObservedAt, so intervals tile without gaps or overlaps; an unchanged
+// price writes no price row and only moves last_seen forward and refreshes the facts;
+// a closed offer listed again is reopened with a new interval. Offers of the provider
+// that the snapshot no longer lists (within Regions, when set) are closed at the
+// refresh time: their interval ends and their current price becomes NULL; nothing is
+// deleted.
+//
+// An empty snapshot is refused (Invalid): providers report "no prices" as a failure,
+// and writing it would close every offer.
+func (s *Store) WriteSnapshot(ctx context.Context, provider string, snap WriteInput) (WriteResult, error) {
+	res, err := s.WriteSnapshots(ctx, []ProviderWrite{{Provider: provider, Input: snap}})
+	if err != nil {
+		return WriteResult{Provider: provider}, err
+	}
+	return res[0], nil
+}
+
+// WriteSnapshots writes several providers' refreshes in ONE transaction, each as
+// WriteSnapshot would: all land or none does. Seeding the embedded catalog uses it so
+// that a crash during the first run cannot leave a half-seeded database that looks
+// seeded.
+func (s *Store) WriteSnapshots(ctx context.Context, writes []ProviderWrite) ([]WriteResult, error) {
+	res, _, err := s.writeSnapshots(ctx, writes, false)
+	return res, err
+}
+
+// WriteSnapshotsIfEmpty is WriteSnapshots on an empty database only (no offers and no
+// runs), checked inside the same write transaction, so two processes starting on a
+// fresh database seed it once. wrote is false when the database was not empty.
+func (s *Store) WriteSnapshotsIfEmpty(ctx context.Context, writes []ProviderWrite) (res []WriteResult, wrote bool, err error) {
+	return s.writeSnapshots(ctx, writes, true)
+}
+
+func (s *Store) writeSnapshots(ctx context.Context, writes []ProviderWrite, onlyIfEmpty bool) ([]WriteResult, bool, error) {
+	for _, w := range writes {
+		if w.Provider == "" {
+			return nil, false, pricing.Errorf(pricing.Invalid, "write snapshot: provider name is empty")
+		}
+		if len(w.Input.Offers) == 0 {
+			return nil, false, pricing.Errorf(pricing.Invalid, "write %s snapshot: no offers (refusing to close every offer of the provider)", w.Provider)
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, false, s.dbError("begin write", err)
+	}
+	defer tx.Rollback() // no-op after Commit
+	if onlyIfEmpty {
+		empty, err := isEmpty(ctx, tx)
+		if err != nil {
+			return nil, false, s.dbError("check empty", err)
+		}
+		if !empty {
+			return nil, false, nil
+		}
+	}
+	st, err := prepareWrite(ctx, tx)
+	if err != nil {
+		return nil, false, s.dbError("prepare write", err)
+	}
+	defer st.close()
+	results := make([]WriteResult, 0, len(writes))
+	for _, w := range writes {
+		r, err := s.writeOne(ctx, tx, st, w.Provider, w.Input)
+		if err != nil {
+			return nil, false, err
+		}
+		results = append(results, r)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, false, s.dbError("commit write", err)
+	}
+	return results, true, nil
+}
+
+// writeStmts are prepared once per transaction: a 10k-offer snapshot runs each
+// statement thousands of times.
+type writeStmts struct {
+	insertOffer, updateOffer, touchOffer, closeOffer *sql.Stmt
+	openPrice, closePrice                            *sql.Stmt
+}
+
+func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
+	var st writeStmts
+	for _, p := range []struct {
+		dst   **sql.Stmt
+		query string
+	}{
+		{&st.insertOffer, `INSERT INTO offers (provider, region, zone, instance_type, purchase, gpu_model, gpu_count,
+			gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
+		// Facts are refreshed on every listing: a better normalisation table or a
+		// corrected spec should not wait for a price change to show.
+		{&st.updateOffer, `UPDATE offers SET gpu_model = ?, gpu_count = ?, gpu_mem_gib = ?, vcpus = ?, ram_gib = ?,
+			currency = ?, source = ?, price = ?, last_seen = ? WHERE id = ?`},
+		{&st.touchOffer, `UPDATE offers SET gpu_model = ?, gpu_count = ?, gpu_mem_gib = ?, vcpus = ?, ram_gib = ?,
+			currency = ?, source = ?, last_seen = max(last_seen, ?) WHERE id = ?`},
+		{&st.closeOffer, `UPDATE offers SET price = NULL WHERE id = ?`},
+		{&st.openPrice, `INSERT INTO prices (offer_id, price, valid_from) VALUES (?, ?, ?)`},
+		// max(): an interval never ends before it began, even if a source's date is
+		// older than the stored one.
+		{&st.closePrice, `UPDATE prices SET valid_to = max(?, valid_from) WHERE offer_id = ? AND valid_to IS NULL RETURNING valid_to`},
+	} {
+		s, err := tx.PrepareContext(ctx, p.query)
+		if err != nil {
+			st.close()
+			return nil, err
+		}
+		*p.dst = s
+	}
+	return &st, nil
+}
+
+func (st *writeStmts) close() {
+	for _, s := range []*sql.Stmt{st.insertOffer, st.updateOffer, st.touchOffer, st.closeOffer, st.openPrice, st.closePrice} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+type storedOffer struct {
+	id     int64
+	region string
+	price  sql.NullFloat64
+	seen   bool
+}
+
+// priceKey rounds to a millionth of a dollar: prices that differ by less are the
+// same price, whatever float noise a conversion added.
+func priceKey(p float64) int64 { return int64(math.Round(p * 1e6)) }
+
+func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provider string, in WriteInput) (WriteResult, error) {
+	res := WriteResult{Provider: provider, Seen: len(in.Offers)}
+	finished := in.Finished
+	if finished.IsZero() {
+		finished = time.Now()
+	}
+	started := in.Started
+	if started.IsZero() {
+		started = finished
+	}
+	at := unix(finished)
+
+	stored := map[pricing.Key]*storedOffer{}
+	rows, err := tx.QueryContext(ctx, `SELECT id, region, zone, instance_type, purchase, price FROM offers WHERE provider = ?`, provider)
+	if err != nil {
+		return res, s.dbError("read "+provider+" offers", err)
+	}
+	for rows.Next() {
+		var so storedOffer
+		var k pricing.Key
+		if err := rows.Scan(&so.id, &k.Region, &k.Zone, &k.InstanceType, &k.Purchase, &so.price); err != nil {
+			rows.Close()
+			return res, s.dbError("read "+provider+" offers", err)
+		}
+		k.Provider, so.region = provider, k.Region
+		stored[k] = &so
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return res, s.dbError("read "+provider+" offers", err)
+	}
+
+	for i, o := range in.Offers {
+		if i%512 == 0 {
+			if err := ctx.Err(); err != nil {
+				return res, s.dbError("write "+provider+" snapshot", err)
+			}
+		}
+		// Checked here, not up front, so a bad offer mid-batch exercises the
+		// rollback the tests rely on.
+		if o.Provider != provider {
+			return res, pricing.Errorf(pricing.Invalid, "write %s snapshot: offer %s belongs to provider %q", provider, o.Key(), o.Provider)
+		}
+		if err := o.Validate(); err != nil {
+			return res, pricing.Errorf(pricing.Invalid, "write %s snapshot: %w", provider, err)
+		}
+		observed := at
+		if !o.ObservedAt.IsZero() {
+			observed = unix(o.ObservedAt)
+		}
+		k := o.Key()
+		so := stored[k]
+		if so != nil && so.seen {
+			return res, pricing.Errorf(pricing.Invalid, "write %s snapshot: offer %s listed twice", provider, k)
+		}
+		facts := []any{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source}
+		switch {
+		case so == nil:
+			var id int64
+			err = st.insertOffer.QueryRowContext(ctx, o.Provider, o.Region, o.Zone, o.InstanceType, string(o.Purchase),
+				o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, o.PriceUSDHr, observed).Scan(&id)
+			if err == nil {
+				_, err = st.openPrice.ExecContext(ctx, id, o.PriceUSDHr, observed)
+			}
+			stored[k] = &storedOffer{id: id, region: o.Region, seen: true}
+			res.New++
+		case !so.price.Valid:
+			_, err = st.openPrice.ExecContext(ctx, so.id, o.PriceUSDHr, observed)
+			if err == nil {
+				_, err = st.updateOffer.ExecContext(ctx, append(facts, o.PriceUSDHr, observed, so.id)...)
+			}
+			res.Reopened++
+		case priceKey(so.price.Float64) != priceKey(o.PriceUSDHr):
+			// The old price held until the new one was observed: close and open at the
+			// same instant (clamped so the old interval never ends before it began).
+			var closedAt int64
+			err = st.closePrice.QueryRowContext(ctx, observed, so.id).Scan(&closedAt)
+			if err == nil {
+				_, err = st.openPrice.ExecContext(ctx, so.id, o.PriceUSDHr, closedAt)
+			}
+			if err == nil {
+				_, err = st.updateOffer.ExecContext(ctx, append(facts, o.PriceUSDHr, closedAt, so.id)...)
+			}
+			res.Changed++
+		default:
+			_, err = st.touchOffer.ExecContext(ctx, append(facts, observed, so.id)...)
+			res.Unchanged++
+		}
+		if err != nil {
+			return res, s.dbError("write "+provider+" offer "+k.String(), err)
+		}
+		if so != nil {
+			so.seen = true
+		}
+	}
+
+	for k, so := range stored {
+		if so.seen || !so.price.Valid || (in.Regions != nil && !slices.Contains(in.Regions, so.region)) {
+			continue
+		}
+		var closedAt int64
+		err := st.closePrice.QueryRowContext(ctx, at, so.id).Scan(&closedAt)
+		if err == nil {
+			_, err = st.closeOffer.ExecContext(ctx, so.id)
+		}
+		if err != nil {
+			return res, s.dbError("close "+provider+" offer "+k.String(), err)
+		}
+		res.Closed++
+	}
+
+	err = tx.QueryRowContext(ctx, `INSERT INTO refresh_runs (provider, started, finished, status, offers_seen, prices_changed, offers_closed)
+		VALUES (?, ?, ?, 'ok', ?, ?, ?) RETURNING id`,
+		provider, unix(started), at, res.Seen, res.PricesChanged(), res.Closed).Scan(&res.RunID)
+	if err != nil {
+		return res, s.dbError("record "+provider+" refresh", err)
+	}
+	return res, nil
+}
+
+// RecordFailure records a failed refresh of provider: only its run row (with the
+// error) is written, so the provider's last good prices stay current and `picker
+// providers` can show the error and count consecutive failures.
+func (s *Store) RecordFailure(ctx context.Context, provider string, started, finished time.Time, failure error) error {
+	if provider == "" {
+		return pricing.Errorf(pricing.Invalid, "record failure: provider name is empty")
+	}
+	if finished.IsZero() {
+		finished = time.Now()
+	}
+	if started.IsZero() {
+		started = finished
+	}
+	msg := "unknown error"
+	if failure != nil {
+		msg = failure.Error()
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO refresh_runs (provider, started, finished, status, error) VALUES (?, ?, ?, 'failed', ?)`,
+		provider, unix(started), unix(finished), msg)
+	return s.dbError("record "+provider+" failure", err)
+}
+
+// Prune deletes closed price intervals that ended before olderThan, then closed offers
+// left with no price rows, in one transaction. Current prices are never pruned. It
+// returns the number of price intervals deleted. The daemon runs it nightly with
+// `[store] keep_history`.
+func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.dbError("prune", err)
+	}
+	defer tx.Rollback()
+	r, err := tx.ExecContext(ctx, `DELETE FROM prices WHERE valid_to IS NOT NULL AND valid_to < ?`, unix(olderThan))
+	if err != nil {
+		return 0, s.dbError("prune prices", err)
+	}
+	n, _ := r.RowsAffected()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM offers WHERE price IS NULL
+		AND NOT EXISTS (SELECT 1 FROM prices WHERE prices.offer_id = offers.id)`); err != nil {
+		return 0, s.dbError("prune offers", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, s.dbError("prune", err)
+	}
+	return n, nil
+}
