@@ -1,0 +1,388 @@
+// Package aws is picker's Amazon EC2 price adapter, built on aws-sdk-go-v2.
+//
+// Per configured region it joins three calls:
+//
+//   - Price List Query API GetProducts (ServiceCode AmazonEC2, TERM_MATCH filters for
+//     Linux, shared tenancy, no pre-installed software, used capacity, no licence) for
+//     the on-demand hourly price of every GPU instance type (families g*, gr*, p*);
+//   - EC2 DescribeInstanceTypes for the GPU facts (model, count, memory) the price list
+//     lacks, with overrides for AWS's known bad data (see gpu.go);
+//   - EC2 DescribeSpotPriceHistory (StartTime now, Linux/UNIX) for the current spot
+//     price, keeping the cheapest availability zone per instance type and region.
+//
+// Regions are isolated: a region whose calls fail is reported in Snapshot.Failed and left
+// out of Snapshot.Regions, so the store keeps its last good prices; the fetch fails only
+// when every region fails or the context ends.
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers"
+)
+
+// Name is the provider name used in offers and config.
+const Name = "aws"
+
+// DefaultRegions are priced when the config names none.
+var DefaultRegions = []string{"us-east-1", "us-west-2"}
+
+// PricingRegions are the regions that host the Price List Query API endpoint.
+var PricingRegions = []string{"us-east-1", "ap-south-1", "eu-central-1"}
+
+// Config is the [providers.aws] section.
+type Config struct {
+	providers.Common
+	// PricingRegion is where the Price List Query API is called (it prices every region
+	// from there): us-east-1 (default), ap-south-1 or eu-central-1.
+	PricingRegion string `toml:"pricing_region"`
+}
+
+// Descriptor presents the adapter to the registry.
+var Descriptor = providers.Descriptor{
+	Name:        Name,
+	Description: "Amazon EC2 GPU instances: on-demand (Price List Query API) and spot (EC2 spot price history)",
+	Options: []providers.Option{
+		{Key: "pricing_region", Help: "region of the Price List Query API endpoint: us-east-1, ap-south-1 or eu-central-1", Default: "us-east-1"},
+	},
+	New: func(cfg any) (providers.Provider, error) {
+		c, ok := cfg.(Config)
+		if !ok {
+			return nil, pricing.Errorf(pricing.Internal, "aws: config is %T, want aws.Config", cfg)
+		}
+		return New(c)
+	},
+}
+
+// Option adjusts a Provider; tests use them to inject the clock, the HTTP client,
+// credentials and a fast retry backoff.
+type Option func(*options)
+
+type options struct {
+	now         func() time.Time
+	httpClient  *http.Client
+	creds       awssdk.CredentialsProvider
+	maxAttempts int
+	maxBackoff  time.Duration
+	concurrency int
+	pageSize    int32
+}
+
+// WithClock sets the clock that stamps ObservedAt and the spot history's StartTime.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithHTTPClient sets the HTTP client of every AWS call.
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
+
+// WithCredentials replaces the default credential chain (tests use static credentials).
+func WithCredentials(p awssdk.CredentialsProvider) Option {
+	return func(o *options) { o.creds = p }
+}
+
+// WithRetry sets the SDK retryer's attempts per call (first try included) and its
+// maximum backoff between attempts.
+func WithRetry(maxAttempts int, maxBackoff time.Duration) Option {
+	return func(o *options) { o.maxAttempts, o.maxBackoff = maxAttempts, maxBackoff }
+}
+
+// WithConcurrency bounds how many regions are fetched at once (default 4).
+func WithConcurrency(n int) Option { return func(o *options) { o.concurrency = n } }
+
+// WithPageSize sets GetProducts' MaxResults (1-100, default 100).
+func WithPageSize(n int32) Option { return func(o *options) { o.pageSize = n } }
+
+// Provider fetches AWS GPU offers. It is safe for concurrent use.
+type Provider struct {
+	cfg     Config
+	regions []string
+	opts    options
+}
+
+// New validates cfg and returns the provider. It reads no credentials: the standard
+// chain is resolved on each Fetch.
+func New(cfg Config, opts ...Option) (*Provider, error) {
+	o := options{now: time.Now, maxAttempts: 5, maxBackoff: 20 * time.Second, concurrency: 4, pageSize: 100}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if cfg.PricingRegion == "" {
+		cfg.PricingRegion = "us-east-1"
+	}
+	if !slices.Contains(PricingRegions, cfg.PricingRegion) {
+		return nil, pricing.Errorf(pricing.Invalid, "aws: pricing_region %q: want one of %s", cfg.PricingRegion, strings.Join(PricingRegions, ", "))
+	}
+	regions := cfg.Regions
+	if len(regions) == 0 {
+		regions = DefaultRegions
+	}
+	seen := map[string]bool{}
+	var rs []string
+	for _, r := range regions {
+		r = strings.TrimSpace(r)
+		if r == "" || seen[r] {
+			continue
+		}
+		seen[r] = true
+		rs = append(rs, r)
+	}
+	if cfg.Endpoint != "" && !strings.HasPrefix(cfg.Endpoint, "http://") && !strings.HasPrefix(cfg.Endpoint, "https://") {
+		return nil, pricing.Errorf(pricing.Invalid, "aws: endpoint %q: want an http:// or https:// URL", cfg.Endpoint)
+	}
+	if o.maxAttempts < 1 {
+		o.maxAttempts = 1
+	}
+	if o.concurrency < 1 {
+		o.concurrency = 1
+	}
+	if o.pageSize < 1 || o.pageSize > 100 {
+		o.pageSize = 100
+	}
+	return &Provider{cfg: cfg, regions: rs, opts: o}, nil
+}
+
+// Regions returns the regions the provider prices.
+func (p *Provider) Regions() []string { return slices.Clone(p.regions) }
+
+// newRetryer is the SDK's standard retryer, configured: throttling (ThrottlingException
+// from Pricing, RequestLimitExceeded from EC2, HTTP 429) and 5xx are retried with
+// exponential jittered backoff capped at maxBackoff; so is a body cut short
+// (io.ErrUnexpectedEOF), which the SDK would otherwise report as a deserialization error.
+func (p *Provider) newRetryer() awssdk.Retryer {
+	return retry.NewStandard(func(so *retry.StandardOptions) {
+		so.MaxAttempts = p.opts.maxAttempts
+		so.MaxBackoff = p.opts.maxBackoff
+		so.Retryables = append(so.Retryables,
+			retry.RetryableErrorCode{Codes: map[string]struct{}{"ThrottlingException": {}, "RequestLimitExceeded": {}, "InternalErrorException": {}}},
+			retry.RetryableHTTPStatusCode{Codes: map[int]struct{}{429: {}, 500: {}, 502: {}, 503: {}, 504: {}}},
+			retry.IsErrorRetryableFunc(func(err error) awssdk.Ternary {
+				if errors.Is(err, io.ErrUnexpectedEOF) {
+					return awssdk.TrueTernary
+				}
+				return awssdk.UnknownTernary
+			}),
+		)
+		so.Throttles = append(so.Throttles, retry.ThrottleErrorCode{Codes: map[string]struct{}{"ThrottlingException": {}, "RequestLimitExceeded": {}}})
+	})
+}
+
+func (p *Provider) loadConfig(ctx context.Context) (awssdk.Config, error) {
+	lo := []func(*config.LoadOptions) error{
+		config.WithRegion(p.cfg.PricingRegion),
+		config.WithRetryer(p.newRetryer),
+	}
+	if p.opts.httpClient != nil {
+		lo = append(lo, config.WithHTTPClient(p.opts.httpClient))
+	}
+	if p.opts.creds != nil {
+		lo = append(lo, config.WithCredentialsProvider(p.opts.creds))
+	}
+	if p.cfg.Endpoint != "" {
+		lo = append(lo, config.WithBaseEndpoint(p.cfg.Endpoint))
+	}
+	return config.LoadDefaultConfig(ctx, lo...)
+}
+
+// regionResult is what one region's calls produced.
+type regionResult struct {
+	region string
+	facts  map[string]gpuFacts
+	onDem  []pricing.Offer
+	spot   []spotRecord
+	warn   []string
+	err    error
+}
+
+// Fetch prices every configured region; see the package comment.
+func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("aws: %w", err)
+	}
+	awsCfg, err := p.loadConfig(ctx)
+	if err != nil {
+		return nil, pricing.Errorf(pricing.Unavailable, "aws: load config: %w", err)
+	}
+	now := p.opts.now().UTC()
+	pc := awspricing.NewFromConfig(awsCfg)
+
+	results := make([]regionResult, len(p.regions))
+	sem := make(chan struct{}, p.opts.concurrency)
+	var wg sync.WaitGroup
+	for i, region := range p.regions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i] = regionResult{region: region, err: ctx.Err()}
+				return
+			}
+			defer func() { <-sem }()
+			ec := ec2.NewFromConfig(awsCfg, func(o *ec2.Options) { o.Region = region })
+			results[i] = p.fetchRegion(ctx, pc, ec, region, now)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("aws: %w", err)
+	}
+	return p.assemble(results, now)
+}
+
+func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API, region string, now time.Time) regionResult {
+	res := regionResult{region: region}
+	facts, warn, err := describeGPUInstanceTypes(ctx, ec)
+	if err != nil {
+		res.err = fmt.Errorf("describe instance types: %w", err)
+		return res
+	}
+	res.facts = facts
+	res.warn = append(res.warn, warn...)
+
+	ing := newIngester(region, facts, now)
+	if err := getProducts(ctx, pc, region, p.opts.pageSize, ing.add); err != nil {
+		res.err = fmt.Errorf("get products: %w", err)
+		return res
+	}
+	res.onDem = ing.offers
+	res.warn = append(res.warn, ing.warnings()...)
+
+	types := make([]string, 0, len(facts))
+	for t := range facts {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	spot, err := spotPrices(ctx, ec, types, now)
+	if err != nil {
+		res.err = fmt.Errorf("describe spot price history: %w", err)
+		return res
+	}
+	res.spot = spot
+	return res
+}
+
+// assemble joins the regions' results: on-demand offers of the regions that succeeded,
+// and spot offers attributed to regions by their availability zone.
+func (p *Provider) assemble(results []regionResult, now time.Time) (*providers.Snapshot, error) {
+	snap := &providers.Snapshot{Failed: map[string]error{}}
+	ok := map[string]bool{}
+	allFacts := map[string]gpuFacts{}
+	for _, r := range results {
+		if r.err != nil {
+			snap.Failed[r.region] = fmt.Errorf("aws: %s: %w", r.region, r.err)
+			continue
+		}
+		ok[r.region] = true
+		for t, f := range r.facts {
+			allFacts[t] = f
+		}
+	}
+	// Cheapest zone per (region, instance type), over every successful call: with one
+	// endpoint for all regions, a record is placed by its zone, not by which call saw it.
+	type rk struct{ region, typ string }
+	best := map[rk]spotRecord{}
+	for _, r := range results {
+		if r.err != nil {
+			continue
+		}
+		for _, s := range r.spot {
+			region := regionOfZone(s.zone, p.regions)
+			if region == "" || !ok[region] {
+				continue
+			}
+			k := rk{region, s.instanceType}
+			if b, seen := best[k]; !seen || s.price < b.price || (s.price == b.price && s.zone < b.zone) {
+				best[k] = s
+			}
+		}
+	}
+	perRegion := map[string][]pricing.Offer{}
+	for _, r := range results {
+		if r.err == nil {
+			perRegion[r.region] = append(perRegion[r.region], r.onDem...)
+			snap.Warnings = append(snap.Warnings, r.warn...)
+		}
+	}
+	keys := make([]rk, 0, len(best))
+	for k := range best {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b rk) int { return strings.Compare(a.region+"/"+a.typ, b.region+"/"+b.typ) })
+	for _, k := range keys {
+		s := best[k]
+		f, known := allFacts[k.typ]
+		if !known {
+			continue
+		}
+		o := f.offer(k.region, k.typ, pricing.Spot, s.price, now)
+		o.Zone = s.zone
+		perRegion[k.region] = append(perRegion[k.region], o)
+	}
+	for _, region := range p.regions {
+		if !ok[region] {
+			continue
+		}
+		offers := perRegion[region]
+		var valid []pricing.Offer
+		for _, o := range offers {
+			if err := o.Validate(); err != nil {
+				snap.Warnings = append(snap.Warnings, fmt.Sprintf("aws: skipped: %v", err))
+				continue
+			}
+			valid = append(valid, o)
+		}
+		if len(valid) == 0 {
+			snap.Failed[region] = pricing.Errorf(pricing.Unavailable, "aws: %s: no GPU prices found", region)
+			continue
+		}
+		snap.Regions = append(snap.Regions, region)
+		snap.Offers = append(snap.Offers, valid...)
+	}
+	if len(snap.Offers) == 0 {
+		errs := make([]error, 0, len(snap.Failed))
+		for _, r := range p.regions {
+			if e := snap.Failed[r]; e != nil {
+				errs = append(errs, e)
+			}
+		}
+		return nil, pricing.Errorf(pricing.Unavailable, "aws: no prices found: %w", errors.Join(errs...))
+	}
+	if len(snap.Failed) == 0 {
+		snap.Failed = nil
+	}
+	return snap, nil
+}
+
+// regionOfZone maps an availability zone (us-east-1a, or a Local Zone such as
+// us-west-2-lax-1a) to the configured region it belongs to, "" when none: the longest
+// configured region that prefixes the zone and is followed by a zone letter or a dash.
+func regionOfZone(zone string, regions []string) string {
+	best := ""
+	for _, r := range regions {
+		rest, ok := strings.CutPrefix(zone, r)
+		if !ok || rest == "" {
+			continue
+		}
+		if c := rest[0]; (c >= 'a' && c <= 'z') || c == '-' {
+			if len(r) > len(best) {
+				best = r
+			}
+		}
+	}
+	return best
+}

@@ -1,0 +1,204 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// ec2API is the EC2 methods the adapter uses, with the SDK's signatures, so the SDK's
+// paginators accept fakes.
+type ec2API interface {
+	DescribeInstanceTypes(ctx context.Context, in *ec2.DescribeInstanceTypesInput, optFns ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error)
+	DescribeSpotPriceHistory(ctx context.Context, in *ec2.DescribeSpotPriceHistoryInput, optFns ...func(*ec2.Options)) (*ec2.DescribeSpotPriceHistoryOutput, error)
+}
+
+// gpuFacts is what an offer needs besides its price.
+type gpuFacts struct {
+	model  string  // canonical where known
+	count  float64 // fractional for GPU slices
+	memGiB float64 // per GPU, or of the slice for a fractional type
+	vcpus  float64
+	ramGiB float64
+}
+
+func (f gpuFacts) offer(region, typ string, p pricing.Purchase, price float64, now time.Time) pricing.Offer {
+	return pricing.Offer{
+		Provider: Name, Region: region, InstanceType: typ,
+		GPUModel: f.model, GPUCount: f.count, GPUMemGiB: f.memGiB,
+		VCPUs: f.vcpus, RAMGiB: f.ramGiB,
+		Purchase: p, PriceUSDHr: price, Currency: "USD", ObservedAt: now, Source: "api",
+	}
+}
+
+// withAttributes fills vCPUs and RAM from the price list where EC2 gave none.
+func (f gpuFacts) withAttributes(a *itemAttributes) gpuFacts {
+	if f.vcpus == 0 {
+		if v := parseGiB(a.VCPU); v > 0 {
+			f.vcpus = v
+		}
+	}
+	if f.ramGiB == 0 {
+		f.ramGiB = parseGiB(a.Memory)
+	}
+	return f
+}
+
+// Overrides for AWS's known bad GPU data. Each is documented in README.md.
+var (
+	// familyGPU names the GPU of families whose reported name is not a model: p5en
+	// reports its H200s as just "NVIDIA".
+	familyGPU = map[string]string{
+		"p5en": "H200",
+	}
+	// missingGPU gives the GPUs of types DescribeInstanceTypes has reported without
+	// GpuInfo (p4de.24xlarge during its preview).
+	missingGPU = map[string]struct {
+		model string
+		count float64
+	}{
+		"p4de.24xlarge": {"A100-80GB", 8},
+	}
+	// fractionalGPU is the share of one GPU each sliced type gets (AWS G6f/Gr6f docs:
+	// 1/8, 1/8, 1/4, 1/2 and 1/2 of an L4), used when GpuInfo carries no
+	// GpuPartitionSize. Such offers store the slice's memory as GPUMemGiB.
+	fractionalGPU = map[string]float64{
+		"g6f.large":    0.125,
+		"g6f.xlarge":   0.125,
+		"g6f.2xlarge":  0.25,
+		"g6f.4xlarge":  0.5,
+		"gr6f.4xlarge": 0.5,
+	}
+)
+
+// factsFromEC2 reads one DescribeInstanceTypes item. ok is false for types without a
+// GPU; warn names data that was overridden or left unknown.
+func factsFromEC2(it ec2types.InstanceTypeInfo) (f gpuFacts, warn string, ok bool) {
+	typ := string(it.InstanceType)
+	fam, _, _ := strings.Cut(typ, ".")
+	if it.VCpuInfo != nil && it.VCpuInfo.DefaultVCpus != nil {
+		f.vcpus = float64(*it.VCpuInfo.DefaultVCpus)
+	}
+	if it.MemoryInfo != nil && it.MemoryInfo.SizeInMiB != nil {
+		f.ramGiB = math.Round(float64(*it.MemoryInfo.SizeInMiB)/1024*100) / 100
+	}
+	var name string
+	var count, devMiB, partition float64
+	if it.GpuInfo != nil {
+		for _, g := range it.GpuInfo.Gpus {
+			if name == "" {
+				name = awssdk.ToString(g.Name)
+				if g.MemoryInfo != nil {
+					devMiB = float64(awssdk.ToInt32(g.MemoryInfo.SizeInMiB))
+				}
+				if g.GpuPartitionSize != nil {
+					partition = *g.GpuPartitionSize
+				}
+			}
+			count += float64(awssdk.ToInt32(g.Count))
+		}
+		// TotalGpuMemoryInMiB is sometimes 0 or absent: the per-device size is used, and
+		// the total only to recover a missing per-device size.
+		if devMiB == 0 && count > 0 {
+			devMiB = float64(awssdk.ToInt32(it.GpuInfo.TotalGpuMemoryInMiB)) / count
+		}
+	}
+	if name == "" || count == 0 {
+		m, known := missingGPU[typ]
+		if !known {
+			return f, "", false
+		}
+		name, count = m.model, m.count
+		warn = fmt.Sprintf("aws: %s: no GpuInfo from EC2; assumed %v x %s", typ, m.count, m.model)
+	}
+	memGiB := devMiB / 1024
+	model, known := pricing.NormalizeGPU(name, memGiB)
+	if !known {
+		if m, ok := familyGPU[fam]; ok {
+			warn = fmt.Sprintf("aws: %s: EC2 reports GPU %q; assumed %s", typ, name, m)
+			model, known = m, true
+		}
+	}
+	g, inCatalog := pricing.LookupGPU(model)
+	switch {
+	case !known || !inCatalog:
+		pricing.NoteUnknownGPU(name)
+		warn = fmt.Sprintf("aws: %s: unknown GPU %q kept as reported", typ, name)
+	case memGiB == 0 || math.Abs(memGiB-g.MemGiB) <= 0.1*g.MemGiB:
+		// EC2 reports usable memory after ECC and driver reservations (L4: 22888 MiB
+		// = 22.35 GiB; H100: 81559 MiB); the datasheet figure is the one offers
+		// compare on.
+		memGiB = g.MemGiB
+	}
+	frac := 0.0
+	switch {
+	case partition > 0 && partition < 1:
+		frac = partition
+	case fractionalGPU[typ] > 0:
+		frac = fractionalGPU[typ]
+	}
+	if frac > 0 {
+		count = frac
+		if inCatalog {
+			memGiB = g.MemGiB * frac
+		} else if devMiB > 0 && devMiB/1024 > memGiB*frac*2 {
+			memGiB = devMiB / 1024 * frac
+		}
+	}
+	f.model, f.count, f.memGiB = model, count, math.Round(memGiB*100)/100
+	return f, warn, f.memGiB > 0
+}
+
+// describeGPUInstanceTypes lists the region's g*/p* instance types, every page, and
+// returns the GPU facts of those that have GPUs.
+func describeGPUInstanceTypes(ctx context.Context, c ec2API) (map[string]gpuFacts, []string, error) {
+	in := &ec2.DescribeInstanceTypesInput{
+		MaxResults: awssdk.Int32(100),
+		Filters: []ec2types.Filter{{
+			Name:   awssdk.String("instance-type"),
+			Values: []string{"g*", "p*"},
+		}},
+	}
+	facts := map[string]gpuFacts{}
+	var warns []string
+	pg := ec2.NewDescribeInstanceTypesPaginator(c, in, func(o *ec2.DescribeInstanceTypesPaginatorOptions) { o.StopOnDuplicateToken = true })
+	for pg.HasMorePages() {
+		out, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, it := range out.InstanceTypes {
+			typ := string(it.InstanceType)
+			if !isGPUType(typ) {
+				continue
+			}
+			f, warn, ok := factsFromEC2(it)
+			if warn != "" {
+				warns = append(warns, warn)
+			}
+			if ok {
+				facts[typ] = f
+			}
+		}
+	}
+	slices.Sort(warns)
+	return facts, slices.Compact(warns), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
