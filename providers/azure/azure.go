@@ -1,0 +1,423 @@
+// Package azure prices Azure's GPU virtual machines from the public Retail Prices API
+// (https://prices.azure.com/api/retail/prices, no credentials). The API carries prices
+// only; the GPU, vCPU and RAM of each size come from the embedded size table
+// (sizes.csv). Prices are USD, Linux, pay-as-you-go and spot.
+package azure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/httpx"
+)
+
+// Name is the provider name of every Azure offer.
+const Name = "azure"
+
+// DefaultEndpoint is the Retail Prices API's base URL.
+const DefaultEndpoint = "https://prices.azure.com"
+
+// apiVersion is the Retail Prices API version asked for; from it on, filter values are
+// case-sensitive.
+const apiVersion = "2023-01-01-preview"
+
+// pageSize is the API's page length. A full page without a NextPageLink (observed by
+// mistake, Microsoft Q&A 2023-03-10) is followed with $skip instead of ending the scan.
+const pageSize = 1000
+
+// maxPages bounds one region's scan, so a server that keeps linking never loops forever.
+const maxPages = 500
+
+// concurrency is how many regions are fetched at once.
+const concurrency = 4
+
+// DefaultRegions are the regions priced when `regions` is empty: the ones with the most
+// GPU sizes in the embedded snapshot (US, Europe, Asia-Pacific).
+var DefaultRegions = []string{
+	"eastus", "eastus2", "southcentralus", "westus", "westus2", "westus3",
+	"westeurope", "northeurope", "uksouth", "swedencentral",
+	"japaneast", "australiaeast", "southeastasia",
+}
+
+// Config is the [providers.azure] section. The currency is fixed to USD.
+type Config struct {
+	providers.Common
+	// APIKeyEnv is accepted for symmetry with the other HTTP adapters and ignored: the
+	// Retail Prices API is public.
+	APIKeyEnv string `toml:"api_key_env"`
+}
+
+// Descriptor registers the adapter.
+var Descriptor = providers.Descriptor{
+	Name: Name,
+	Description: "Azure Retail Prices API (public, no credentials): Linux pay-as-you-go and spot prices of NC/ND/NV GPU VM sizes; " +
+		"regions default to " + strings.Join(DefaultRegions, ", "),
+	Options: []providers.Option{
+		{Key: "api_key_env", Help: "not used: the Retail Prices API needs no key (accepted so every HTTP provider takes the same keys)"},
+	},
+	New: func(cfg any) (providers.Provider, error) {
+		switch c := cfg.(type) {
+		case Config:
+			return New(c)
+		case *Config:
+			return New(*c)
+		}
+		return nil, pricing.Errorf(pricing.Internal, "azure: config has type %T, want azure.Config", cfg)
+	},
+}
+
+// Option configures New: an HTTP client, a clock, the retry policy.
+type Option = httpx.Option
+
+// WithHTTPClient sends requests through c.
+func WithHTTPClient(c *http.Client) Option { return httpx.WithHTTPClient(c) }
+
+// WithClock sets the clock that stamps ObservedAt.
+func WithClock(now func() time.Time) Option { return httpx.WithClock(now) }
+
+// WithRetryPolicy replaces the retry policy.
+func WithRetryPolicy(p httpx.Policy) Option { return httpx.WithPolicy(p) }
+
+// WithSleep replaces the retry policy's sleep (tests).
+func WithSleep(f func(context.Context, time.Duration) error) Option { return httpx.WithSleep(f) }
+
+// WithBackoff replaces the retry policy's backoff schedule.
+func WithBackoff(f func(n int) time.Duration) Option { return httpx.WithBackoff(f) }
+
+// Provider fetches Azure GPU prices.
+type Provider struct {
+	base    *url.URL
+	regions []string
+	client  *httpx.Client
+	now     func() time.Time
+	sizes   map[string]Size
+}
+
+var regionRe = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+
+// New checks cfg and returns a provider.
+func New(cfg Config, opts ...Option) (*Provider, error) {
+	base, err := httpx.BaseURL(Name, cfg.Endpoint, DefaultEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	regions := slices.Clone(cfg.Regions)
+	if len(regions) == 0 {
+		regions = slices.Clone(DefaultRegions)
+	}
+	for _, r := range regions {
+		if !regionRe.MatchString(r) {
+			return nil, pricing.Errorf(pricing.Invalid, "azure: region %q: want an ARM region name such as eastus", r)
+		}
+	}
+	slices.Sort(regions)
+	regions = slices.Compact(regions)
+	sz, err := Sizes()
+	if err != nil {
+		return nil, pricing.Errorf(pricing.Internal, "%w", err)
+	}
+	s := httpx.Apply(opts...)
+	return &Provider{base: base, regions: regions, client: httpx.NewClient("", s), now: s.Now, sizes: sz}, nil
+}
+
+// Regions returns the regions a Fetch prices.
+func (p *Provider) Regions() []string { return slices.Clone(p.regions) }
+
+// Fetch prices every configured region. A failed region is reported in Snapshot.Failed
+// and left out of Snapshot.Regions; the fetch fails when every region failed, when ctx
+// is done, or when no region had any GPU price.
+func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, pricing.Errorf(pricing.Unavailable, "azure: %w", err)
+	}
+	now := p.now().UTC()
+	type result struct {
+		offers  []pricing.Offer
+		unknown []string // GPU sizes not in the table
+		err     error
+	}
+	results := make([]result, len(p.regions))
+	sem := make(chan struct{}, concurrency)
+	var wg sync.WaitGroup
+	for i, region := range p.regions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i].err = pricing.Errorf(pricing.Unavailable, "azure: %s: %w", region, ctx.Err())
+				return
+			}
+			defer func() { <-sem }()
+			results[i].offers, results[i].unknown, results[i].err = p.fetchRegion(ctx, region, now)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, pricing.Errorf(pricing.Unavailable, "azure: %w", err)
+	}
+
+	snap := &providers.Snapshot{}
+	unknownIn := map[string][]string{}
+	var errs []error
+	for i, r := range results {
+		region := p.regions[i]
+		if r.err != nil {
+			if snap.Failed == nil {
+				snap.Failed = map[string]error{}
+			}
+			snap.Failed[region] = r.err
+			errs = append(errs, r.err)
+			continue
+		}
+		snap.Regions = append(snap.Regions, region)
+		snap.Offers = append(snap.Offers, r.offers...)
+		for _, s := range r.unknown {
+			unknownIn[s] = append(unknownIn[s], region)
+		}
+	}
+	if len(snap.Regions) == 0 {
+		return nil, pricing.Errorf(pricing.Unavailable, "azure: every region failed: %w", errors.Join(errs...))
+	}
+	for _, s := range slices.Sorted(maps.Keys(unknownIn)) {
+		snap.Warnings = append(snap.Warnings, fmt.Sprintf("azure: GPU size %s is not in the size table (seen in %s); its prices were skipped", s, strings.Join(unknownIn[s], ", ")))
+	}
+	if len(snap.Offers) == 0 {
+		return nil, pricing.Errorf(pricing.Unavailable, "azure: no GPU prices found in %s", strings.Join(snap.Regions, ", "))
+	}
+	return snap, nil
+}
+
+// page is one Retail Prices answer.
+type page struct {
+	BillingCurrency string  `json:"BillingCurrency"`
+	Items           *[]item `json:"Items"`
+	NextPageLink    string  `json:"NextPageLink"`
+	Count           int     `json:"Count"`
+}
+
+// item is one price row; only the fields the adapter reads.
+type item struct {
+	CurrencyCode         string   `json:"currencyCode"`
+	RetailPrice          *float64 `json:"retailPrice"`
+	UnitPrice            *float64 `json:"unitPrice"`
+	ArmRegionName        string   `json:"armRegionName"`
+	MeterName            string   `json:"meterName"`
+	ProductName          string   `json:"productName"`
+	SkuName              string   `json:"skuName"`
+	ServiceName          string   `json:"serviceName"`
+	UnitOfMeasure        string   `json:"unitOfMeasure"`
+	Type                 string   `json:"type"`
+	IsPrimaryMeterRegion *bool    `json:"isPrimaryMeterRegion"`
+	ArmSkuName           string   `json:"armSkuName"`
+	ReservationTerm      string   `json:"reservationTerm"`
+}
+
+// filter is the OData $filter for one region. Filter values are case-sensitive. The
+// Windows clause (as gpuhunt sends it) halves the rows; the adapter still drops any
+// Windows row the server lets through.
+func filter(region string) string {
+	return "serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '" + region +
+		"' and contains(productName, 'Windows') eq false"
+}
+
+// odataEscape percent-encodes a query value with %20 for spaces, as Azure's own links do.
+func odataEscape(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }
+
+func (p *Provider) firstURL(region string) string {
+	u := *p.base
+	u.Path += "/api/retail/prices"
+	u.RawQuery = "api-version=" + apiVersion + "&$filter=" + odataEscape(filter(region))
+	return u.String()
+}
+
+// nextURL points Azure's absolute NextPageLink at the configured endpoint, so a proxy or
+// test server keeps receiving the later pages.
+func (p *Provider) nextURL(link string) (string, error) {
+	u, err := url.Parse(link)
+	if err != nil {
+		return "", err
+	}
+	u.Scheme, u.Host, u.User = p.base.Scheme, p.base.Host, nil
+	if p.base.Path != "" && !strings.HasPrefix(u.Path, p.base.Path+"/") {
+		u.Path = p.base.Path + u.Path
+		u.RawPath = ""
+	}
+	return u.String(), nil
+}
+
+// withSkip replaces (or adds) the $skip parameter of a page URL.
+func withSkip(raw string, skip int) string {
+	base, query, _ := strings.Cut(raw, "?")
+	parts := slices.DeleteFunc(strings.Split(query, "&"), func(s string) bool {
+		return s == "" || strings.HasPrefix(s, "$skip=") || strings.HasPrefix(s, "%24skip=")
+	})
+	return base + "?" + strings.Join(append(parts, "$skip="+strconv.Itoa(skip)), "&")
+}
+
+// fetchRegion reads every page of one region and returns its GPU offers and the GPU
+// sizes the table lacks.
+func (p *Provider) fetchRegion(ctx context.Context, region string, now time.Time) ([]pricing.Offer, []string, error) {
+	next := p.firstURL(region)
+	seenURL := map[string]bool{}
+	rows := 0
+	best := map[pricing.Key]candidate{}
+	var order []pricing.Key
+	unknown := map[string]bool{}
+	for n := 1; ; n++ {
+		if n > maxPages {
+			return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: more than %d pages; giving up", region, maxPages)
+		}
+		if seenURL[next] {
+			return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: page %d: NextPageLink repeats an earlier page", region, n)
+		}
+		seenURL[next] = true
+		resp, err := p.client.Do(ctx, httpx.Request{URL: next, Header: http.Header{"Accept": {"application/json"}}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("azure: %s: page %d: %w", region, n, err)
+		}
+		var pg page
+		if err := httpx.DecodeJSON(Name, fmt.Sprintf("%s: page %d", region, n), resp.Body, &pg); err != nil {
+			return nil, nil, err
+		}
+		if pg.Items == nil {
+			return nil, nil, httpx.Field(Name, fmt.Sprintf("%s: page %d", region, n), "Items")
+		}
+		if len(*pg.Items) == 0 {
+			break
+		}
+		for j, it := range *pg.Items {
+			o, ok, err := p.offer(it, region, now)
+			if err != nil {
+				return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: page %d: Items[%d]: %w", region, n, j, err)
+			}
+			if !ok {
+				if IsGPUSize(it.ArmSkuName) && p.sizes[it.ArmSkuName].Name == "" && it.ArmRegionName == region {
+					unknown[it.ArmSkuName] = true
+				}
+				continue
+			}
+			c := candidate{o, it.IsPrimaryMeterRegion == nil || *it.IsPrimaryMeterRegion}
+			prev, dup := best[o.Key()]
+			if !dup {
+				order = append(order, o.Key())
+			}
+			if !dup || c.better(prev) {
+				best[o.Key()] = c
+			}
+		}
+		rows += len(*pg.Items)
+		switch {
+		case pg.NextPageLink != "":
+			if next, err = p.nextURL(pg.NextPageLink); err != nil {
+				return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: page %d: NextPageLink %q: %v", region, n, pg.NextPageLink, err)
+			}
+		case len(*pg.Items) >= pageSize:
+			next = withSkip(next, rows)
+		default:
+			next = ""
+		}
+		if next == "" {
+			break
+		}
+	}
+	if rows == 0 {
+		return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: no prices at all (is %q an Azure region?)", region, region)
+	}
+	offers := make([]pricing.Offer, 0, len(order))
+	for _, k := range order {
+		offers = append(offers, best[k].Offer)
+	}
+	return offers, slices.Sorted(maps.Keys(unknown)), nil
+}
+
+// candidate is an offer with how trustworthy its row is, for choosing among rows that
+// price the same offer (a size listed under two meters).
+type candidate struct {
+	pricing.Offer
+	primary bool
+}
+
+// better prefers a primary-meter-region row, then the lower price.
+func (c candidate) better(than candidate) bool {
+	if c.primary != than.primary {
+		return c.primary
+	}
+	return c.PriceUSDHr < than.PriceUSDHr
+}
+
+// offer maps one row to an offer; ok is false for rows that are not Linux hourly prices
+// of a known GPU size. An error means the row is broken (a GPU row without a price).
+func (p *Provider) offer(it item, region string, now time.Time) (pricing.Offer, bool, error) {
+	switch {
+	case it.Type != "Consumption": // Reservation (price per term), DevTestConsumption
+		return pricing.Offer{}, false, nil
+	case it.ServiceName != "" && it.ServiceName != "Virtual Machines":
+		return pricing.Offer{}, false, nil
+	case strings.HasSuffix(strings.TrimSpace(it.ProductName), "Windows"):
+		return pricing.Offer{}, false, nil
+	case strings.Contains(it.MeterName, "Low Priority") || strings.Contains(it.SkuName, "Low Priority"):
+		return pricing.Offer{}, false, nil
+	case it.UnitOfMeasure != "" && it.UnitOfMeasure != "1 Hour":
+		return pricing.Offer{}, false, nil
+	case it.ArmRegionName != region:
+		return pricing.Offer{}, false, nil
+	}
+	size, known := p.sizes[it.ArmSkuName]
+	if !known {
+		return pricing.Offer{}, false, nil
+	}
+	price := it.RetailPrice
+	if price == nil {
+		price = it.UnitPrice
+	}
+	if price == nil {
+		return pricing.Offer{}, false, fmt.Errorf("%s: retailPrice is missing", it.ArmSkuName)
+	}
+	if *price <= 0 {
+		return pricing.Offer{}, false, nil // zero-price rows exist (retired or free meters)
+	}
+	if it.CurrencyCode != "" && it.CurrencyCode != "USD" {
+		return pricing.Offer{}, false, fmt.Errorf("%s: currency %s, want USD", it.ArmSkuName, it.CurrencyCode)
+	}
+	purchase := pricing.OnDemand
+	if strings.HasSuffix(it.MeterName, " Spot") || strings.HasSuffix(it.SkuName, " Spot") {
+		purchase = pricing.Spot
+	}
+	model, ok := size.gpuModel()
+	if !ok {
+		pricing.NoteUnknownGPU(model)
+	}
+	o := pricing.Offer{
+		Provider:     Name,
+		Region:       it.ArmRegionName,
+		InstanceType: it.ArmSkuName,
+		GPUModel:     model,
+		GPUCount:     size.GPUCount,
+		GPUMemGiB:    size.GPUMemGiB,
+		VCPUs:        size.VCPUs,
+		RAMGiB:       size.RAMGiB,
+		Purchase:     purchase,
+		PriceUSDHr:   *price,
+		Currency:     "USD",
+		ObservedAt:   now,
+		Source:       "api",
+	}
+	if err := o.Validate(); err != nil {
+		return pricing.Offer{}, false, err
+	}
+	return o, true, nil
+}
