@@ -9,6 +9,8 @@ package providers
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
@@ -101,14 +103,25 @@ func (d Descriptor) AllOptions() []Option {
 	return append(append([]Option(nil), CommonOptions...), d.Options...)
 }
 
-// Duration is a time.Duration that TOML reads from strings such as "10m" or "1h30m".
+// Duration is a time.Duration that TOML reads from strings such as "10m", "1h30m" or
+// "7d" (a whole number of days, which Go's syntax lacks and retention settings need).
 type Duration struct{ time.Duration }
 
-// UnmarshalText parses a Go duration string.
+// ParseDuration accepts Go duration syntax plus "Nd" for N days.
+func ParseDuration(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
+			return time.Duration(days) * 24 * time.Hour, nil
+		}
+	}
+	return time.ParseDuration(s)
+}
+
+// UnmarshalText parses a duration string.
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("bad duration %q (want e.g. \"90s\", \"10m\", \"1h\")", b)
+		return fmt.Errorf("bad duration %q (want e.g. \"90s\", \"10m\", \"1h\", \"7d\")", b)
 	}
 	if v < 0 {
 		return fmt.Errorf("bad duration %q: negative", b)

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/pickergpu/picker/catalog"
+	"github.com/pickergpu/picker/config"
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/store"
+)
+
+// Exit codes (CONTRACT.md, Global).
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2
+	exitNoFit   = 3
+)
+
+// Main is the whole program with its environment made explicit, so end-to-end tests run
+// it in process with buffers and a temporary database (wtf's Main.Run pattern).
+type Main struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Args           []string
+	Getenv         func(string) string
+	// TTY overrides terminal detection of Stdout (tests); nil means detect.
+	TTY *bool
+	// Now is the clock (tests pin it); nil means time.Now.
+	Now func() time.Time
+}
+
+// app holds global flags and lazily opened dependencies shared by every command. A
+// command's run function takes what it needs from app and never touches cobra.
+type app struct {
+	m       Main
+	stdout  io.Writer
+	stderr  io.Writer
+	tty     bool
+	now     func() time.Time
+	log     *slog.Logger
+	cfgPath string
+	dbPath  string
+	output  string
+	quiet   bool
+	verbose bool
+
+	cfg *config.Config
+	st  *store.Store
+}
+
+// usageError marks errors in how picker was invoked (exit 2, usage printed).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// noFitError is returned when no offer fits the job (exit 3).
+type noFitError struct{ msg string }
+
+func (e noFitError) Error() string { return e.msg }
+
+// Run executes the command line and returns the exit code.
+func (m Main) Run(ctx context.Context) int {
+	if m.Getenv == nil {
+		m.Getenv = os.Getenv
+	}
+	a := &app{m: m, stdout: m.Stdout, stderr: m.Stderr, now: m.Now}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if m.TTY != nil {
+		a.tty = *m.TTY
+	} else if f, ok := m.Stdout.(*os.File); ok {
+		a.tty = isatty.IsTerminal(f.Fd())
+	}
+	root := a.rootCmd()
+	root.SetArgs(m.Args)
+	root.SetOut(m.Stdout)
+	root.SetErr(m.Stderr)
+	err := root.ExecuteContext(ctx)
+	if a.st != nil {
+		if cerr := a.st.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return a.exitCode(err)
+}
+
+func (a *app) exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var nf noFitError
+	var ue usageError
+	switch {
+	case errors.As(err, &nf):
+		fmt.Fprintln(a.stderr, "picker:", nf.msg)
+		return exitNoFit
+	case errors.As(err, &ue):
+		fmt.Fprintln(a.stderr, "picker:", ue.err)
+		fmt.Fprintln(a.stderr, "Run 'picker --help' for usage.")
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(a.stderr, "picker: interrupted")
+		return exitRuntime
+	}
+	fmt.Fprintln(a.stderr, "picker:", err)
+	switch pricing.ErrorCode(err) {
+	case pricing.Invalid, pricing.NotFound:
+		return exitUsage
+	}
+	return exitRuntime
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "picker",
+		Short: "Find the cheapest GPU instance whose VRAM just covers your job",
+		Long: `picker estimates the GPU memory a training, fine-tuning or inference job needs,
+keeps GPU instance prices from the clouds in a local SQLite database (seeded from an
+embedded price snapshot, so it works offline), and recommends the cheapest instance
+that fits.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return a.setup()
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.cfgPath, "config", a.m.Getenv("PICKER_CONFIG"), "TOML config file (env PICKER_CONFIG; default $XDG_CONFIG_HOME/picker/config.toml if it exists)")
+	pf.StringVar(&a.dbPath, "db", a.m.Getenv("PICKER_DB"), "SQLite database (env PICKER_DB; default $XDG_DATA_HOME/picker/picker.db)")
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table, json or csv")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only errors")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log debug detail")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+	})
+	root.AddCommand(
+		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(),
+	)
+	for _, c := range root.Commands() {
+		c.Flags().SortFlags = false
+	}
+	// Unknown subcommands and stray arguments are usage errors, not runtime errors.
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError{fmt.Errorf("unknown command %q", args[0])}
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+	return root
+}
+
+// setup validates global flags, configures logging and loads the config. The store
+// is opened lazily by commands that need it.
+func (a *app) setup() error {
+	switch a.output {
+	case "table", "json", "csv":
+	default:
+		return usageError{fmt.Errorf("--output %q: want table, json or csv", a.output)}
+	}
+	level := slog.LevelInfo
+	if a.quiet {
+		level = slog.LevelError
+	}
+	if a.verbose {
+		level = slog.LevelDebug
+	}
+	a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	cfg, err := config.Load(a.cfgPath)
+	if err != nil {
+		return err
+	}
+	a.cfg = cfg
+	return nil
+}
+
+// store opens the database, creating and seeding it from the embedded snapshot on first
+// use so every command works offline.
+func (a *app) store(ctx context.Context) (*store.Store, error) {
+	if a.st != nil {
+		return a.st, nil
+	}
+	path := a.cfg.DBPath(a.dbPath)
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	res, err := catalog.EnsureSeeded(ctx, st)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("seed %s: %w", path, err)
+	}
+	if res.Offers > 0 {
+		a.log.Info("created price database from the embedded snapshot", "path", path, "offers", res.Offers, "snapshot", catalog.SnapshotDate().Format("2006-01-02"))
+	}
+	a.st = st
+	return st, nil
+}
+
+// splitList splits comma lists from flags ("aws,gcp"), dropping blanks.
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

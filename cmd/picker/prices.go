@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/store"
+)
+
+// gpuRow is one GPU model with its cheapest whole-GPU prices per provider.
+type gpuRow struct {
+	pricing.GPU
+	Providers []gpuProviderPrice `json:"providers"`
+	// Cheapest prices per GPU-hour over every provider; nil when none is offered.
+	CheapestOnDemand *float64 `json:"cheapest_on_demand_usd_gpu_hr"`
+	CheapestSpot     *float64 `json:"cheapest_spot_usd_gpu_hr"`
+}
+
+// gpuProviderPrice is a provider's cheapest price per GPU-hour for one GPU model, over
+// whole-GPU offers (fractional slices are priced per slice and would mislead here).
+type gpuProviderPrice struct {
+	Provider string   `json:"provider"`
+	OnDemand *float64 `json:"on_demand_usd_gpu_hr"`
+	Spot     *float64 `json:"spot_usd_gpu_hr"`
+}
+
+func (a *app) gpusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "gpus",
+		Short: "List every GPU model with its memory and cheapest on-demand and spot price per provider",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runGPUs(cmd.Context())
+		},
+	}
+}
+
+func (a *app) runGPUs(ctx context.Context) error {
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	offers, err := st.Offers(ctx, store.Query{ExcludeFractional: true})
+	if err != nil {
+		return err
+	}
+	rows := gpuRows(offers)
+	switch a.output {
+	case "json":
+		return writeJSON(a.stdout, rows)
+	case "csv":
+		var recs [][]string
+		for _, r := range rows {
+			for _, p := range r.Providers {
+				recs = append(recs, []string{r.Model, num(r.MemGiB, 1), r.Architecture, fmt.Sprint(r.SupportsBF16), p.Provider, optUSD(p.OnDemand, ""), optUSD(p.Spot, "")})
+			}
+			if len(r.Providers) == 0 {
+				recs = append(recs, []string{r.Model, num(r.MemGiB, 1), r.Architecture, fmt.Sprint(r.SupportsBF16), "", "", ""})
+			}
+		}
+		return writeCSV(a.stdout, []string{"gpu_model", "memory_gib", "architecture", "supports_bf16", "provider", "on_demand_usd_gpu_hr", "spot_usd_gpu_hr"}, recs)
+	}
+	t := &table{headers: []string{"GPU", "GiB", "ARCH", "BF16", "CHEAPEST $/GPU-HR", "SPOT $/GPU-HR", "ON-DEMAND / SPOT PER PROVIDER ($/GPU-HR)"}}
+	for _, r := range rows {
+		var parts []string
+		for _, p := range r.Providers {
+			parts = append(parts, fmt.Sprintf("%s %s/%s", p.Provider, optUSD(p.OnDemand, "-"), optUSD(p.Spot, "-")))
+		}
+		bf16 := "no"
+		if r.SupportsBF16 {
+			bf16 = "yes"
+		}
+		t.add(r.Model, num(r.MemGiB, 0), r.Architecture, bf16, optUSD(r.CheapestOnDemand, "-"), optUSD(r.CheapestSpot, "-"), strings.Join(parts, ", "))
+	}
+	return t.write(a.stdout, a.tty)
+}
+
+func optUSD(v *float64, none string) string {
+	if v == nil {
+		return none
+	}
+	return usd(*v)
+}
+
+// gpuRows builds one row per catalog GPU (plus any unknown model seen in offers), with
+// the cheapest per-GPU price per provider and purchase.
+func gpuRows(offers []pricing.Offer) []gpuRow {
+	byModel := map[string]map[string]*gpuProviderPrice{}
+	for _, o := range offers {
+		if o.Fractional() || o.GPUCount <= 0 {
+			continue
+		}
+		pp := byModel[o.GPUModel]
+		if pp == nil {
+			pp = map[string]*gpuProviderPrice{}
+			byModel[o.GPUModel] = pp
+		}
+		p := pp[o.Provider]
+		if p == nil {
+			p = &gpuProviderPrice{Provider: o.Provider}
+			pp[o.Provider] = p
+		}
+		per := o.PricePerGPU()
+		dst := &p.OnDemand
+		if o.Purchase == pricing.Spot {
+			dst = &p.Spot
+		}
+		if *dst == nil || per < **dst {
+			v := per
+			*dst = &v
+		}
+	}
+	var rows []gpuRow
+	gpus := pricing.GPUs()
+	for model := range byModel {
+		if _, ok := pricing.LookupGPU(model); !ok {
+			gpus = append(gpus, pricing.GPU{Model: model, Architecture: "unknown"})
+		}
+	}
+	for _, g := range gpus {
+		r := gpuRow{GPU: g, Providers: []gpuProviderPrice{}}
+		for _, p := range byModel[g.Model] {
+			r.Providers = append(r.Providers, *p)
+			r.CheapestOnDemand = minPtr(r.CheapestOnDemand, p.OnDemand)
+			r.CheapestSpot = minPtr(r.CheapestSpot, p.Spot)
+		}
+		slices.SortFunc(r.Providers, func(x, y gpuProviderPrice) int {
+			return cmpPtr(x.OnDemand, y.OnDemand, x.Provider, y.Provider)
+		})
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func minPtr(a, b *float64) *float64 {
+	if b == nil || (a != nil && *a <= *b) {
+		return a
+	}
+	return b
+}
+
+// cmpPtr orders known prices before unknown ones, then by name.
+func cmpPtr(a, b *float64, an, bn string) int {
+	switch {
+	case a != nil && b != nil && *a != *b:
+		if *a < *b {
+			return -1
+		}
+		return 1
+	case a != nil && b == nil:
+		return -1
+	case a == nil && b != nil:
+		return 1
+	}
+	return strings.Compare(an, bn)
+}
+
+func (a *app) exportCmd() *cobra.Command {
+	var f offerFilters
+	var format, out string
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export a comparison table of offers with per-GPU and per-GiB prices",
+		Example: `  picker export --format csv --out offers.csv
+  picker export --format json --gpu-model A100-80GB,H100`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "csv" && format != "json" {
+				return usageError{fmt.Errorf("--format %q: want csv or json", format)}
+			}
+			q, err := f.query()
+			if err != nil {
+				return err
+			}
+			return a.runExport(cmd.Context(), q, format, out)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
+	cmd.Flags().StringVar(&out, "out", "", "write to this file (atomically) instead of stdout")
+	f.register(cmd.Flags(), "any")
+	f.registerVRAM(cmd.Flags())
+	return cmd
+}
+
+// exportRow is an offer with the comparison columns.
+type exportRow struct {
+	pricing.Offer
+	TotalGPUMemGiB float64 `json:"total_gpu_mem_gib"`
+	PerGPU         float64 `json:"price_per_gpu_usd_hr"`
+	PerGiB         float64 `json:"price_per_gib_usd_hr"`
+	Fractional     bool    `json:"fractional"`
+}
+
+func (a *app) runExport(ctx context.Context, q store.Query, format, out string) error {
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	offers, err := st.Offers(ctx, q)
+	if err != nil {
+		return err
+	}
+	write := func(w io.Writer) error {
+		if format == "json" {
+			rows := make([]exportRow, len(offers))
+			for i, o := range offers {
+				rows[i] = exportRow{o, o.TotalGPUMemGiB(), roundTo(o.PricePerGPU(), 6), roundTo(o.PricePerGiB(), 6), o.Fractional()}
+			}
+			return writeJSON(w, rows)
+		}
+		header := append(slices.Clone(offerColumns), "total_gpu_mem_gib", "price_per_gpu_usd_hr", "price_per_gib_usd_hr", "fractional")
+		rows := make([][]string, len(offers))
+		for i, o := range offers {
+			rows[i] = append(offerCells(o), num(o.TotalGPUMemGiB(), 2), num(o.PricePerGPU(), 6), num(o.PricePerGiB(), 6), fmt.Sprint(o.Fractional()))
+		}
+		return writeCSV(w, header, rows)
+	}
+	if out == "" {
+		return write(a.stdout)
+	}
+	if err := writeFileAtomic(out, write); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "wrote %d offers to %s\n", len(offers), out)
+	return nil
+}
+
+func (a *app) historyCmd() *cobra.Command {
+	var hq store.HistoryQuery
+	var purchase string
+	cmd := &cobra.Command{
+		Use:     "history",
+		Short:   "Show an offer's price over time, one row per change",
+		Example: `  picker history --provider aws --instance-type p4d.24xlarge --region us-east-1`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if hq.Provider == "" || hq.InstanceType == "" {
+				return usageError{fmt.Errorf("history needs --provider and --instance-type")}
+			}
+			if purchase != "" && purchase != "any" {
+				p, err := pricing.ParsePurchase(purchase)
+				if err != nil {
+					return err
+				}
+				hq.Purchase = p
+			}
+			return a.runHistory(cmd.Context(), hq)
+		},
+	}
+	cmd.Flags().StringVar(&hq.Provider, "provider", "", "provider (required)")
+	cmd.Flags().StringVar(&hq.InstanceType, "instance-type", "", "instance type (required)")
+	cmd.Flags().StringVar(&hq.Region, "region", "", "region (default: all)")
+	cmd.Flags().StringVar(&purchase, "purchase", "any", "on-demand, spot or any")
+	return cmd
+}
+
+// historyRow is the JSON shape of one price interval.
+type historyRow struct {
+	Provider     string     `json:"provider"`
+	Region       string     `json:"region"`
+	Zone         string     `json:"zone"`
+	InstanceType string     `json:"instance_type"`
+	Purchase     string     `json:"purchase"`
+	ValidFrom    time.Time  `json:"valid_from"`
+	ValidTo      *time.Time `json:"valid_to"`
+	PriceUSDHr   float64    `json:"price_usd_hr"`
+}
+
+func (a *app) runHistory(ctx context.Context, hq store.HistoryQuery) error {
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	points, err := st.History(ctx, hq)
+	if err != nil {
+		return err
+	}
+	rows := make([]historyRow, len(points))
+	for i, p := range points {
+		rows[i] = historyRow{p.Provider, p.Region, p.Zone, p.InstanceType, string(p.Purchase), p.ValidFrom.UTC(), p.ValidTo, p.PriceUSDHr}
+		if p.ValidTo != nil {
+			t := p.ValidTo.UTC()
+			rows[i].ValidTo = &t
+		}
+	}
+	switch a.output {
+	case "json":
+		return writeJSON(a.stdout, rows)
+	case "csv":
+		recs := make([][]string, len(rows))
+		for i, r := range rows {
+			recs[i] = []string{r.Provider, r.Region, r.Zone, r.InstanceType, r.Purchase, r.ValidFrom.Format(time.RFC3339), fmtOptTime(r.ValidTo, ""), num(r.PriceUSDHr, 6)}
+		}
+		return writeCSV(a.stdout, []string{"provider", "region", "zone", "instance_type", "purchase", "valid_from", "valid_to", "price_usd_hr"}, recs)
+	}
+	t := &table{headers: []string{"REGION", "PURCHASE", "VALID FROM", "VALID TO", "$/HR"}}
+	for _, r := range rows {
+		region := r.Region
+		if r.Zone != "" {
+			region += " (" + r.Zone + ")"
+		}
+		t.add(region, r.Purchase, r.ValidFrom.Format(time.RFC3339), fmtOptTime(r.ValidTo, "current"), usd(r.PriceUSDHr))
+	}
+	return t.write(a.stdout, a.tty)
+}
+
+func fmtOptTime(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return t.UTC().Format(time.RFC3339)
+}

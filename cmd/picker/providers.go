@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers/registry"
+	"github.com/pickergpu/picker/store"
+)
+
+// providerRow is one provider's state, for `picker providers` and GET /v1/providers.
+type providerRow struct {
+	Name                string     `json:"name"`
+	Adapter             bool       `json:"adapter"` // picker can refresh it live
+	Enabled             bool       `json:"enabled"`
+	Description         string     `json:"description,omitempty"`
+	LastSuccess         *time.Time `json:"last_success"`
+	Age                 string     `json:"age"`
+	Offers              int        `json:"offers"`
+	Sources             []string   `json:"sources"`
+	LastError           string     `json:"last_error"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	Schedule            string     `json:"schedule,omitempty"`
+}
+
+func (a *app) providersCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "providers",
+		Short: "Show each price provider: enabled, last successful refresh, price age, offers, last error",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rows, err := a.providerRows(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.writeProviders(rows)
+		},
+	}
+}
+
+// providerRows merges the adapter list with what the store knows, so providers that
+// only come from the embedded snapshot (cudo, oci, …) are listed too.
+func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
+	st, err := a.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := st.Providers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]store.ProviderStatus{}
+	for _, s := range stats {
+		byName[s.Provider] = s
+	}
+	var rows []providerRow
+	seen := map[string]bool{}
+	add := func(name string, adapter bool, desc string) {
+		seen[name] = true
+		r := providerRow{Name: name, Adapter: adapter, Description: desc, Sources: []string{}}
+		if adapter {
+			r.Enabled = a.cfg.Enabled(name)
+			if r.Enabled {
+				r.Schedule = a.cfg.Schedule(name)
+			}
+		}
+		if s, ok := byName[name]; ok {
+			if !s.LastSuccess.IsZero() {
+				t := s.LastSuccess
+				r.LastSuccess = &t
+			}
+			r.Offers = s.Offers
+			r.Sources = append(r.Sources, s.Sources...)
+			r.LastError = s.LastError
+			r.ConsecutiveFailures = s.ConsecutiveFailures
+			if !s.NewestObserved.IsZero() {
+				// The age of the prices themselves: for snapshot-seeded providers that is
+				// the snapshot's date, not when the database was created.
+				r.Age = pricing.FormatAge(a.now().Sub(s.NewestObserved))
+			}
+		}
+		rows = append(rows, r)
+	}
+	for _, d := range registry.All() {
+		add(d.Name, true, d.Description)
+	}
+	var rest []string
+	for name := range byName {
+		if !seen[name] {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	for _, name := range rest {
+		add(name, false, "embedded snapshot only")
+	}
+	return rows, nil
+}
+
+func (a *app) writeProviders(rows []providerRow) error {
+	switch a.output {
+	case "json":
+		return writeJSON(a.stdout, rows)
+	case "csv":
+		recs := make([][]string, len(rows))
+		for i, r := range rows {
+			recs[i] = []string{r.Name, fmt.Sprint(r.Adapter), fmt.Sprint(r.Enabled), fmtOptTime(r.LastSuccess, ""), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, " "), r.LastError, fmt.Sprint(r.ConsecutiveFailures)}
+		}
+		return writeCSV(a.stdout, []string{"name", "adapter", "enabled", "last_success", "age", "offers", "sources", "last_error", "consecutive_failures"}, recs)
+	}
+	t := &table{headers: []string{"PROVIDER", "ENABLED", "LAST SUCCESS", "AGE", "OFFERS", "SOURCE", "FAILURES", "LAST ERROR"}}
+	for _, r := range rows {
+		enabled := "-"
+		if r.Adapter {
+			enabled = "no"
+			if r.Enabled {
+				enabled = "yes"
+			}
+		}
+		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), r.LastError)
+	}
+	return t.write(a.stdout, a.tty)
+}

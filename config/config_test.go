@@ -1,0 +1,117 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers/registry"
+)
+
+func TestExampleParsesAndCoversEveryOption(t *testing.T) {
+	path := filepath.Join("..", "config.example.toml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse(b, path)
+	if err != nil {
+		t.Fatalf("config.example.toml does not parse: %v", err)
+	}
+	if c.Refresh.Timeout.Duration != 10*time.Minute || c.Recommend.StaleAfter.Duration != 7*24*time.Hour || c.Store.KeepHistory.Duration != 365*24*time.Hour {
+		t.Errorf("durations: timeout %v, stale_after %v, keep_history %v", c.Refresh.Timeout, c.Recommend.StaleAfter, c.Store.KeepHistory)
+	}
+	var raw map[string]any
+	if err := toml.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	sections, _ := raw["providers"].(map[string]any)
+	for _, d := range registry.All() {
+		sec, ok := sections[d.Name].(map[string]any)
+		if !ok {
+			t.Errorf("config.example.toml has no [providers.%s] section", d.Name)
+			continue
+		}
+		for _, o := range d.AllOptions() {
+			if _, ok := sec[o.Key]; !ok {
+				t.Errorf("config.example.toml [providers.%s] does not document %q", d.Name, o.Key)
+			}
+		}
+		if _, ok := c.Providers.Sections()[d.Name]; !ok {
+			t.Errorf("config.Providers has no section for adapter %q", d.Name)
+		}
+	}
+	for name := range sections {
+		if _, ok := registry.Lookup(name); !ok {
+			t.Errorf("config.example.toml documents [providers.%s], which is not an adapter", name)
+		}
+	}
+}
+
+func TestParseErrorsNameFileLineAndKey(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"unknown key", "[refresh]\nschedule = \"@hourly\"\nshedule = \"x\"\n", []string{"my.toml:3", `"refresh.shedule"`}},
+		{"unknown provider", "[providers.vast]\nenabled = true\n", []string{"my.toml:", "providers.vast"}},
+		{"key of another provider", "[providers.aws]\nfiles = [\"a.csv\"]\n", []string{"my.toml:2", "providers.aws.files"}},
+		{"bad cron spec", "[providers.aws]\nschedule = \"every tuesday\"\n", []string{"my.toml:2", "providers.aws", "schedule", "every tuesday"}},
+		{"bad default cron spec", "[refresh]\nschedule = \"61 * * * *\"\n", []string{"my.toml:2", "[refresh] schedule"}},
+		{"bad duration", "[refresh]\ntimeout = \"ten minutes\"\n", []string{"my.toml:2", "ten minutes"}},
+		{"wrong type", "[providers.aws]\nregions = \"us-east-1\"\n", []string{"my.toml:2", "regions"}},
+		{"syntax", "[store\npath = 1\n", []string{"my.toml:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.src), "my.toml")
+			if err == nil {
+				t.Fatal("Parse succeeded; want an error")
+			}
+			if pricing.ErrorCode(err) != pricing.Invalid {
+				t.Errorf("code %q; want invalid", pricing.ErrorCode(err))
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestDefaultsAndResolution(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XDG_DATA_HOME", "/data")
+	c, err := Load("")
+	if err != nil {
+		t.Fatalf("Load with no file: %v", err)
+	}
+	if got, want := c.DBPath(""), "/data/picker/picker.db"; got != want {
+		t.Errorf("DBPath = %q; want %q", got, want)
+	}
+	if got := c.DBPath("/tmp/x.db"); got != "/tmp/x.db" {
+		t.Errorf("DBPath(override) = %q", got)
+	}
+	if c.Enabled("aws") || c.Enabled("static") {
+		t.Error("providers must be disabled without config")
+	}
+	c2, err := Parse([]byte("[refresh]\nschedule = \"@every 30m\"\n[providers.lambda]\nenabled = true\nschedule = \"@hourly\"\n[providers.static]\nfiles = [\"p.csv\"]\n"), "c.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c2.Enabled("lambda") || !c2.Enabled("static") || c2.Enabled("aws") {
+		t.Errorf("enabled: lambda %v static %v aws %v", c2.Enabled("lambda"), c2.Enabled("static"), c2.Enabled("aws"))
+	}
+	if c2.Schedule("lambda") != "@hourly" || c2.Schedule("aws") != "@every 30m" {
+		t.Errorf("schedules: lambda %q aws %q", c2.Schedule("lambda"), c2.Schedule("aws"))
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.toml")); err == nil || !strings.Contains(err.Error(), "missing.toml") {
+		t.Errorf("Load(missing explicit file) = %v; want an error naming it", err)
+	}
+}

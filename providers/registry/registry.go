@@ -1,0 +1,44 @@
+// Package registry is the one explicit list of provider adapters. It drives
+// `picker providers`, config validation, secret redaction and the test that
+// config.example.toml documents every option. Adding an adapter means adding it here.
+package registry
+
+import (
+	"slices"
+
+	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/aws"
+	"github.com/pickergpu/picker/providers/azure"
+	"github.com/pickergpu/picker/providers/lambda"
+	"github.com/pickergpu/picker/providers/runpod"
+	"github.com/pickergpu/picker/providers/static"
+)
+
+// All returns every adapter's descriptor, in the order `picker providers` lists them.
+func All() []providers.Descriptor {
+	return []providers.Descriptor{
+		aws.Descriptor,
+		azure.Descriptor,
+		lambda.Descriptor,
+		runpod.Descriptor,
+		static.Descriptor,
+	}
+}
+
+// Lookup finds a descriptor by name.
+func Lookup(name string) (providers.Descriptor, bool) {
+	i := slices.IndexFunc(All(), func(d providers.Descriptor) bool { return d.Name == name })
+	if i < 0 {
+		return providers.Descriptor{}, false
+	}
+	return All()[i], true
+}
+
+// Names lists the adapter names.
+func Names() []string {
+	var out []string
+	for _, d := range All() {
+		out = append(out, d.Name)
+	}
+	return out
+}

@@ -1,0 +1,238 @@
+// Package static reads a user's own price files: contract prices, on-prem GPUs, a
+// private cloud. Files are CSV with the embedded snapshot's columns or TOML with an
+// [[offers]] array; every offer is stored under the provider name "static" so a refresh
+// of the files replaces exactly what the files said before.
+package static
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers"
+)
+
+// Name is the provider name every static offer carries.
+const Name = "static"
+
+// Config is the [providers.static] section.
+type Config struct {
+	providers.Common
+	// Files are CSV (.csv) or TOML (.toml) price files; a leading ~ is the home directory.
+	Files []string `toml:"files"`
+}
+
+// Descriptor registers the adapter.
+var Descriptor = providers.Descriptor{
+	Name:        Name,
+	Description: "your own price files (CSV with the snapshot's columns, or TOML [[offers]])",
+	Options: []providers.Option{
+		{Key: "files", Help: "price files to read: .csv (snapshot columns) or .toml ([[offers]] tables)"},
+	},
+	New: func(cfg any) (providers.Provider, error) {
+		c, ok := cfg.(Config)
+		if !ok {
+			return nil, fmt.Errorf("static: config has type %T, want static.Config", cfg)
+		}
+		return New(c), nil
+	},
+}
+
+// Provider reads the configured files on every Fetch.
+type Provider struct {
+	files []string
+}
+
+// New returns a provider over cfg.Files.
+func New(cfg Config) *Provider { return &Provider{files: cfg.Files} }
+
+// Fetch reads every file. Any malformed file fails the whole fetch (naming the file and
+// line), so a typo never silently closes the offers of a file that used to parse.
+func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
+	if len(p.files) == 0 {
+		return nil, pricing.Errorf(pricing.Invalid, "static: no files configured ([providers.static] files = [...])")
+	}
+	snap := &providers.Snapshot{}
+	seen := map[pricing.Key]string{}
+	for _, f := range p.files {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("static: %w", err)
+		}
+		offers, err := ReadFile(expandHome(f))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range offers {
+			if prev, dup := seen[o.Key()]; dup {
+				return nil, pricing.Errorf(pricing.Invalid, "static: %s: offer %s is also in %s", f, o.Key(), prev)
+			}
+			seen[o.Key()] = f
+			if _, ok := pricing.LookupGPU(o.GPUModel); !ok {
+				snap.Warnings = append(snap.Warnings, fmt.Sprintf("%s: unknown GPU %q kept as is", f, o.GPUModel))
+			}
+			snap.Offers = append(snap.Offers, o)
+		}
+	}
+	if len(snap.Offers) == 0 {
+		return nil, pricing.Errorf(pricing.Invalid, "static: the files %s hold no offers", strings.Join(p.files, ", "))
+	}
+	return snap, nil
+}
+
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, rest)
+		}
+	}
+	return p
+}
+
+// ReadFile parses one price file by its extension. Offers observed-at defaults to the
+// file's modification time: the user last stated these prices then.
+func ReadFile(path string) ([]pricing.Offer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, pricing.Errorf(pricing.Invalid, "static: %w", err)
+	}
+	mod := time.Now().UTC()
+	if st, err := os.Stat(path); err == nil {
+		mod = st.ModTime().UTC().Truncate(time.Second)
+	}
+	var offers []pricing.Offer
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		offers, err = pricing.ParseOffersCSV(bytes.NewReader(b), path, mod)
+	case ".toml":
+		offers, err = parseTOML(b, path, mod)
+	default:
+		return nil, pricing.Errorf(pricing.Invalid, "static: %s: unknown file type (want .csv or .toml)", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range offers {
+		offers[i].Provider = Name
+		offers[i].Source = "file"
+		if err := offers[i].Validate(); err != nil {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s: %w", path, err)
+		}
+	}
+	return offers, nil
+}
+
+// tomlFile is the TOML price-file format:
+//
+//	[[offers]]
+//	region = "on-prem"
+//	instance_type = "dgx-a100"
+//	gpu_model = "A100-80GB"
+//	gpu_count = 8
+//	price_usd_hr = 12.5
+type tomlFile struct {
+	Offers []tomlOffer `toml:"offers"`
+}
+
+type tomlOffer struct {
+	Region       string  `toml:"region"`
+	Zone         string  `toml:"zone"`
+	InstanceType string  `toml:"instance_type"`
+	GPUModel     string  `toml:"gpu_model"`
+	GPUCount     float64 `toml:"gpu_count"`
+	GPUMemGiB    float64 `toml:"gpu_mem_gib"` // optional: the GPU catalog's figure when 0
+	VCPUs        float64 `toml:"vcpus"`
+	RAMGiB       float64 `toml:"ram_gib"`
+	PriceUSDHr   float64 `toml:"price_usd_hr"`
+	SpotUSDHr    float64 `toml:"spot_price_usd_hr"`
+	Observed     string  `toml:"observed"` // YYYY-MM-DD or RFC 3339; the file's mtime when empty
+}
+
+func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
+	var f tomlFile
+	dec := toml.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, pricing.Errorf(pricing.Invalid, "static: %s", TOMLErrorString(path, err))
+	}
+	var out []pricing.Offer
+	for i, t := range f.Offers {
+		where := fmt.Sprintf("%s: offers[%d]", path, i)
+		if t.InstanceType == "" || t.GPUModel == "" {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s: instance_type and gpu_model are required", where)
+		}
+		if t.PriceUSDHr <= 0 && t.SpotUSDHr <= 0 {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): price_usd_hr or spot_price_usd_hr must be positive", where, t.InstanceType)
+		}
+		model, _ := pricing.NormalizeGPU(t.GPUModel, t.GPUMemGiB)
+		mem := t.GPUMemGiB
+		if mem == 0 {
+			g, ok := pricing.LookupGPU(model)
+			if !ok {
+				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): gpu_mem_gib is required for unknown GPU %q", where, t.InstanceType, t.GPUModel)
+			}
+			mem = g.MemGiB
+		}
+		obs := mod
+		if t.Observed != "" {
+			var err error
+			if obs, err = parseDate(t.Observed); err != nil {
+				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %q: want YYYY-MM-DD or RFC 3339", where, t.InstanceType, t.Observed)
+			}
+		}
+		base := pricing.Offer{Region: t.Region, Zone: t.Zone, InstanceType: t.InstanceType, GPUModel: model,
+			GPUCount: t.GPUCount, GPUMemGiB: mem, VCPUs: t.VCPUs, RAMGiB: t.RAMGiB, Currency: "USD", ObservedAt: obs}
+		if base.GPUCount == 0 {
+			base.GPUCount = 1
+		}
+		for _, p := range []struct {
+			purchase pricing.Purchase
+			price    float64
+		}{{pricing.OnDemand, t.PriceUSDHr}, {pricing.Spot, t.SpotUSDHr}} {
+			if p.price > 0 {
+				o := base
+				o.Purchase, o.PriceUSDHr = p.purchase, p.price
+				out = append(out, o)
+			}
+		}
+	}
+	return out, nil
+}
+
+func parseDate(s string) (time.Time, error) {
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+// TOMLErrorString renders a go-toml decode error as "file:line:col: what", naming the
+// key for unknown-key errors, so every TOML file picker reads reports errors the same way.
+func TOMLErrorString(path string, err error) string {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		parts := make([]string, 0, len(strict.Errors))
+		for _, e := range strict.Errors {
+			row, col := e.Position()
+			parts = append(parts, fmt.Sprintf("%s:%d:%d: unknown key %q", path, row, col, strings.Join(e.Key(), ".")))
+		}
+		return strings.Join(parts, "; ")
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, col := de.Position()
+		msg := de.Error()
+		if k := de.Key(); len(k) > 0 {
+			msg = fmt.Sprintf("key %q: %s", strings.Join(k, "."), msg)
+		}
+		return fmt.Sprintf("%s:%d:%d: %s", path, row, col, msg)
+	}
+	return fmt.Sprintf("%s: %v", path, err)
+}

@@ -1,0 +1,139 @@
+// Package refresh runs provider adapters and hands their offers to the store: one
+// provider's result is one store transaction, a failure records a failed run and keeps
+// the last good prices. `picker refresh` and the daemon's cron jobs both go through Run.
+package refresh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/store"
+)
+
+// Store is what a refresh needs of the store.
+type Store interface {
+	WriteSnapshot(ctx context.Context, provider string, in store.WriteInput) (store.WriteResult, error)
+	RecordFailure(ctx context.Context, provider string, started, finished time.Time, failure error) error
+}
+
+// Job is one provider to refresh.
+type Job struct {
+	Name     string
+	Provider providers.Provider
+	// Timeout bounds the fetch and the write; cron never cancels a running job, so
+	// every job carries its own.
+	Timeout time.Duration
+}
+
+// Result is what one provider's refresh did.
+type Result struct {
+	Provider      string        `json:"provider"`
+	OffersSeen    int           `json:"offers_seen"`
+	PricesChanged int           `json:"prices_changed"`
+	OffersClosed  int           `json:"offers_closed"`
+	Duration      time.Duration `json:"duration_ns"`
+	Err           error         `json:"-"`
+	Error         string        `json:"error,omitempty"`
+	// Failed are parts (regions) that failed while the rest landed.
+	Failed   map[string]string `json:"failed_regions,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// Run fetches one provider and writes its snapshot. Every failure (fetch error, empty
+// result, write error, timeout) is recorded as a failed run and returned in Result.Err;
+// stored prices are never touched by a failure.
+func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
+	if now == nil {
+		now = time.Now
+	}
+	started := now().UTC()
+	res := Result{Provider: job.Name}
+	fail := func(err error) Result {
+		res.Err = err
+		res.Error = err.Error()
+		res.Duration = now().Sub(started)
+		// Record the failure even when ctx is done (a timeout is worth recording):
+		// use a short, fresh context for that one write.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if rerr := st.RecordFailure(rctx, job.Name, started, now().UTC(), err); rerr != nil {
+			res.Err = errors.Join(err, fmt.Errorf("record failure: %w", rerr))
+			res.Error = res.Err.Error()
+		}
+		return res
+	}
+	if job.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, job.Timeout)
+		defer cancel()
+	}
+	snap, err := job.Provider.Fetch(ctx)
+	if err == nil && (snap == nil || len(snap.Offers) == 0) {
+		err = fmt.Errorf("%s: no offers returned (an empty result is a failure)", job.Name)
+	}
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%v)", err, ctx.Err())
+		}
+		return fail(err)
+	}
+	for part, ferr := range snap.Failed {
+		if res.Failed == nil {
+			res.Failed = map[string]string{}
+		}
+		res.Failed[part] = ferr.Error()
+	}
+	res.Warnings = snap.Warnings
+	wr, err := st.WriteSnapshot(ctx, job.Name, store.WriteInput{Offers: snap.Offers, Regions: snap.Regions, Started: started, Finished: now().UTC()})
+	if err != nil {
+		return fail(fmt.Errorf("%s: store: %w", job.Name, err))
+	}
+	res.OffersSeen = wr.Seen
+	res.PricesChanged = wr.PricesChanged()
+	res.OffersClosed = wr.Closed
+	res.Duration = now().Sub(started)
+	return res
+}
+
+// RunAll refreshes jobs concurrently, at most parallel at a time, calling onDone (if
+// set) as each finishes. Results come back sorted by provider name.
+func RunAll(ctx context.Context, st Store, jobs []Job, parallel int, now func() time.Time, onDone func(Result)) []Result {
+	if parallel <= 0 {
+		parallel = 1
+	}
+	sem := make(chan struct{}, parallel)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	results := make([]Result, 0, len(jobs))
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				r := Result{Provider: j.Name, Err: ctx.Err(), Error: ctx.Err().Error()}
+				mu.Lock()
+				results = append(results, r)
+				mu.Unlock()
+				return
+			}
+			r := Run(ctx, st, j, now)
+			<-sem
+			mu.Lock()
+			results = append(results, r)
+			if onDone != nil {
+				onDone(r)
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sort.Slice(results, func(i, k int) bool { return results[i].Provider < results[k].Provider })
+	return results
+}
