@@ -36,12 +36,19 @@ CREATE TABLE offers (
     UNIQUE (provider, region, zone, instance_type, purchase)
 );
 
--- Current offers only (price IS NOT NULL): the cheapest-first walks of `offers` and
--- `recommend`, overall, per GPU model, and for the two other sort orders.
-CREATE INDEX offers_current_price ON offers (price) WHERE price IS NOT NULL;
-CREATE INDEX offers_current_gpu ON offers (gpu_model, price) WHERE price IS NOT NULL;
-CREATE INDEX offers_current_per_gpu ON offers (price / gpu_count) WHERE price IS NOT NULL;
-CREATE INDEX offers_current_per_gib ON offers (price / total_vram_gib) WHERE price IS NOT NULL;
+-- Current offers only (price IS NOT NULL), one index per sort order of `offers` and
+-- `recommend`, led by the sort key so a query with a LIMIT walks cheapest-first and
+-- stops early. The trailing columns are the filter columns: SQLite evaluates the
+-- filters from the index entry and visits the table only for rows that pass, which
+-- keeps even a query that matches nothing to one pass over the index.
+CREATE INDEX offers_current_price ON offers (price, purchase, gpu_count, gpu_mem_gib, provider, region)
+    WHERE price IS NOT NULL;
+CREATE INDEX offers_current_per_gpu ON offers (price / gpu_count, purchase, gpu_count, gpu_mem_gib, provider, region)
+    WHERE price IS NOT NULL;
+CREATE INDEX offers_current_per_gib ON offers (price / total_vram_gib, purchase, gpu_count, gpu_mem_gib, provider, region)
+    WHERE price IS NOT NULL;
+CREATE INDEX offers_current_gpu ON offers (gpu_model, price, purchase, gpu_count, gpu_mem_gib, provider, region)
+    WHERE price IS NOT NULL;
 -- `picker history --provider P --instance-type T`.
 CREATE INDEX offers_instance ON offers (provider, instance_type COLLATE NOCASE);
 

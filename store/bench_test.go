@@ -1,0 +1,224 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// syntheticOffers makes n distinct offers of one provider spread over regions, GPU
+// models and both purchase options, with prices that depend on the index so a
+// sort has work to do.
+func syntheticOffers(provider string, n int, observed time.Time) []pricing.Offer {
+	gpus := pricing.GPUs()
+	counts := []float64{0.5, 1, 2, 4, 8}
+	out := make([]pricing.Offer, n)
+	for i := range out {
+		g := gpus[i%len(gpus)]
+		c := counts[(i/len(gpus))%len(counts)]
+		p := pricing.OnDemand
+		if i%5 < 2 {
+			p = pricing.Spot
+		}
+		out[i] = pricing.Offer{
+			Provider: provider, Region: fmt.Sprintf("r%02d", (i/3)%25), InstanceType: fmt.Sprintf("type-%d", i),
+			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGiB, VCPUs: 8 * c, RAMGiB: 64 * c,
+			Purchase: p, PriceUSDHr: 0.1 + float64((i*7919)%100000)/1000*c, Currency: "USD", Source: "api",
+			ObservedAt: observed,
+		}
+	}
+	return out
+}
+
+var bigDB struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bigDB.dir != "" {
+		os.RemoveAll(bigDB.dir)
+	}
+	os.Exit(code)
+}
+
+// bigStore opens a database of 100k current offers (20 providers x 5k) and 1M price
+// intervals (10 per offer, the last one open), built once per test binary. The bulk
+// path inserts offers through one prepared statement in one transaction and makes
+// the history inside SQLite with a recursive CTE, which takes seconds where 100
+// WriteSnapshot calls would take minutes.
+func bigStore(b *testing.B) *Store {
+	ctx := context.Background()
+	bigDB.once.Do(func() {
+		bigDB.dir, bigDB.err = os.MkdirTemp("", "picker-bench-")
+		if bigDB.err != nil {
+			return
+		}
+		bigDB.path = filepath.Join(bigDB.dir, "big.db")
+		start := time.Now()
+		bigDB.err = buildBig(ctx, bigDB.path)
+		b.Logf("built 100k offers / 1M intervals in %v", time.Since(start).Round(time.Millisecond))
+	})
+	if bigDB.err != nil {
+		b.Fatal(bigDB.err)
+	}
+	s, err := Open(ctx, bigDB.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+func buildBig(ctx context.Context, path string) error {
+	s, err := Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO offers (provider, region, zone, instance_type, purchase, gpu_model,
+		gpu_count, gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen) VALUES (?, ?, '', ?, ?, ?, ?, ?, ?, ?, 'USD', 'api', ?, ?)`)
+	if err != nil {
+		return err
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	last := base.Add(9 * 24 * time.Hour).Unix()
+	for p := range 20 {
+		for _, o := range syntheticOffers(fmt.Sprintf("p%02d", p), 5000, time.Time{}) {
+			if _, err := ins.ExecContext(ctx, o.Provider, o.Region, o.InstanceType, string(o.Purchase), o.GPUModel,
+				o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.PriceUSDHr, last); err != nil {
+				return err
+			}
+		}
+	}
+	ins.Close()
+	// Ten daily intervals per offer; the tenth is open and carries the offer's price.
+	if _, err := tx.ExecContext(ctx, `WITH RECURSIVE k(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM k WHERE n < 9)
+		INSERT INTO prices (offer_id, price, valid_from, valid_to)
+		SELECT o.id, o.price * (1 + 0.01 * (9 - k.n)), ? + k.n * 86400, CASE WHEN k.n < 9 THEN ? + (k.n + 1) * 86400 END
+		FROM offers o, k ORDER BY o.id, k.n`, base.Unix(), base.Unix()); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO refresh_runs (provider, started, finished, status, offers_seen)
+		SELECT DISTINCT provider, ?, ?, 'ok', 5000 FROM offers`, last, last); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, "ANALYZE")
+	return err
+}
+
+// BenchmarkOffersQuery: current offers with the CONTRACT's filters over 100k offers
+// and 1M history rows (issue 2's target: < 5 ms per query).
+func BenchmarkOffersQuery(b *testing.B) {
+	s := bigStore(b)
+	ctx := context.Background()
+	c, err := s.Counts(ctx)
+	if err != nil || c.CurrentOffers != 100_000 || c.Prices != 1_000_000 {
+		b.Fatalf("big store: %+v, %v", c, err)
+	}
+	queries := []struct {
+		name string
+		q    Query
+	}{
+		{"gpu+purchase+vram/top10", Query{GPUModels: []string{"H100"}, Purchase: pricing.OnDemand, MinVRAMGiB: 40, Limit: 10}},
+		{"recommend-like/top10", Query{MinVRAMGiB: 80, ExcludeFractional: true, Purchase: pricing.OnDemand, MaxGPUs: 8, Limit: 10}},
+		{"total-vram+max-price/per-gpu/top10", Query{MinTotalVRAMGiB: 160, MaxPriceUSDHr: 20, Sort: SortPricePerGPU, Limit: 10}},
+		{"provider+region/per-gib/all", Query{Providers: []string{"p03"}, Regions: []string{"r07"}, Sort: SortPricePerGiB}},
+		{"region+no-match/top10 (worst case)", Query{Regions: []string{"r01"}, MinTotalVRAMGiB: 100_000, Limit: 10}},
+		{"gpu-models/all", Query{GPUModels: []string{"H100", "A100-80GB"}, Providers: []string{"p01", "p02"}, Purchase: pricing.Spot}},
+	}
+	for _, tt := range queries {
+		b.Run(tt.name, func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				offers, err := s.Offers(ctx, tt.q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(offers)
+			}
+			if n == 0 && !strings.Contains(tt.name, "no-match") {
+				b.Fatal("query matched nothing")
+			}
+			b.ReportMetric(float64(n), "offers")
+		})
+	}
+}
+
+// BenchmarkWriteSnapshot10k: one provider's 10k-offer refresh (target < 1 s), into an
+// empty database (every offer new) and over the same snapshot with 1 % of prices
+// changed (the daemon's steady state).
+func BenchmarkWriteSnapshot10k(b *testing.B) {
+	ctx := context.Background()
+	offers := syntheticOffers("aws", 10_000, time.Time{})
+	b.Run("new", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			s := openTest(b)
+			b.StartTimer()
+			if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("1pct-changed", func(b *testing.B) {
+		s := openTest(b)
+		if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers}); err != nil {
+			b.Fatal(err)
+		}
+		next := append([]pricing.Offer(nil), offers...)
+		round := 0
+		for b.Loop() {
+			round++
+			for i := round % 100; i < len(next); i += 100 {
+				next[i].PriceUSDHr *= 1.01
+			}
+			r, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: next})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if r.Changed != 100 {
+				b.Fatalf("changed %d, want 100", r.Changed)
+			}
+		}
+	})
+}
+
+// TestRewriteSameSnapshotAddsNoPriceRows: the database grows with price changes, not
+// with refreshes.
+func TestRewriteSameSnapshotAddsNoPriceRows(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	offers := syntheticOffers("aws", 10_000, time.Time{})
+	if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers, Finished: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	before := counts(t, s)
+	r, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers, Finished: at(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := counts(t, s)
+	equal(t, "price rows added", after.Prices-before.Prices, 0)
+	equal(t, "prices changed", r.PricesChanged(), 0)
+	equal(t, "unchanged", r.Unchanged, 10_000)
+	equal(t, "runs added", after.Runs-before.Runs, 1)
+}
