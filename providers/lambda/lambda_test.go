@@ -204,7 +204,7 @@ func TestErrors(t *testing.T) {
 		name     string
 		env      string // value of the key variable; "-" leaves it unset
 		cfg      Config
-		srv      lambdaServer
+		srv      *lambdaServer
 		want     string
 		code     pricing.Code
 		requests int32
@@ -212,19 +212,19 @@ func TestErrors(t *testing.T) {
 		{name: "API key variable unset", env: "-", want: "lambda: no API key: environment variable PICKER_TEST_LAMBDA_KEY is unset or empty", code: pricing.Invalid},
 		{name: "API key variable empty", env: "", want: "environment variable PICKER_TEST_LAMBDA_KEY is unset or empty", code: pricing.Invalid},
 		{name: "key refused", env: "wrong", want: "lambda: instance types: HTTP 401: global/invalid-api-key: API key is invalid, expired, or deleted. (the key is read from PICKER_TEST_LAMBDA_KEY)", code: pricing.Invalid, requests: 1},
-		{name: "truncated body", env: testKey, srv: lambdaServer{body: body[:cut]},
+		{name: "truncated body", env: testKey, srv: &lambdaServer{body: body[:cut]},
 			want: "lambda: instance types: truncated JSON body: ends inside data.gpu_1x_h100_pcie.instance_type.price_cents_per_hour", code: pricing.Unavailable, requests: 1},
-		{name: "price not a number", env: testKey, srv: lambdaServer{body: strings.Replace(body, `"price_cents_per_hour": 75`, `"price_cents_per_hour": "seventy-five"`, 1)},
+		{name: "price not a number", env: testKey, srv: &lambdaServer{body: strings.Replace(body, `"price_cents_per_hour": 75`, `"price_cents_per_hour": "seventy-five"`, 1)},
 			want: "lambda: instance types: malformed JSON at data.instance_type.price_cents_per_hour", code: pricing.Unavailable, requests: 1},
-		{name: "price missing", env: testKey, srv: lambdaServer{body: strings.Replace(body, `"price_cents_per_hour": 75,`, ``, 1)},
+		{name: "price missing", env: testKey, srv: &lambdaServer{body: strings.Replace(body, `"price_cents_per_hour": 75,`, ``, 1)},
 			want: "lambda: instance type gpu_1x_a10: instance_type.price_cents_per_hour is missing", code: pricing.Unavailable, requests: 1},
-		{name: "data missing", env: testKey, srv: lambdaServer{body: `{"error": null}`},
+		{name: "data missing", env: testKey, srv: &lambdaServer{body: `{"error": null}`},
 			want: "lambda: instance types: data is missing", code: pricing.Unavailable, requests: 1},
-		{name: "no instance types", env: testKey, srv: lambdaServer{body: `{"data": {}}`},
+		{name: "no instance types", env: testKey, srv: &lambdaServer{body: `{"data": {}}`},
 			want: "lambda: the API listed no GPU instance types", code: pricing.Unavailable, requests: 1},
-		{name: "everything sold out", env: testKey, srv: lambdaServer{body: `{"data": {"gpu_1x_a10": {"instance_type": {"name": "gpu_1x_a10", "description": "1x A10 (24 GB PCIe)", "gpu_description": "A10 (24 GB PCIe)", "price_cents_per_hour": 75, "specs": {"vcpus": 30, "memory_gib": 200, "storage_gib": 1400, "gpus": 1}}, "regions_with_capacity_available": []}}}`},
+		{name: "everything sold out", env: testKey, srv: &lambdaServer{body: `{"data": {"gpu_1x_a10": {"instance_type": {"name": "gpu_1x_a10", "description": "1x A10 (24 GB PCIe)", "gpu_description": "A10 (24 GB PCIe)", "price_cents_per_hour": 75, "specs": {"vcpus": 30, "memory_gib": 200, "storage_gib": 1400, "gpus": 1}}, "regions_with_capacity_available": []}}}`},
 			want: "lambda: no instance type has capacity in any region (1 sold out); set include_unavailable = true", code: pricing.Unavailable, requests: 1},
-		{name: "500 until the bound", env: testKey, srv: lambdaServer{hook: func(w http.ResponseWriter, _ int) bool {
+		{name: "500 until the bound", env: testKey, srv: &lambdaServer{hook: func(w http.ResponseWriter, _ int) bool {
 			http.Error(w, `{"error": {"code": "provider/internal-error", "message": "boom"}}`, http.StatusInternalServerError)
 			return true
 		}}, want: "lambda: instance types: HTTP 500: provider/internal-error: boom", code: pricing.Unavailable, requests: 5},
@@ -238,7 +238,10 @@ func TestErrors(t *testing.T) {
 				t.Setenv("PICKER_TEST_LAMBDA_KEY", tt.env)
 			}
 			s := tt.srv
-			_, err := setup(t, &s, tt.cfg, nil).Fetch(context.Background())
+			if s == nil {
+				s = &lambdaServer{}
+			}
+			_, err := setup(t, s, tt.cfg, nil).Fetch(context.Background())
 			if err == nil {
 				t.Fatal("Fetch succeeded; want an error")
 			}
