@@ -222,3 +222,47 @@ func TestRewriteSameSnapshotAddsNoPriceRows(t *testing.T) {
 	equal(t, "unchanged", r.Unchanged, 10_000)
 	equal(t, "runs added", after.Runs-before.Runs, 1)
 }
+
+// TestHistoryGrowsWithChangesNotRefreshes: 50 refreshes with 1 % of prices changing
+// leave the database under 1.5x the size of one refresh (issue 7's bound), because
+// unchanged prices write no rows.
+func TestHistoryGrowsWithChangesNotRefreshes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 refreshes")
+	}
+	ctx := context.Background()
+	s := openTest(t)
+	offers := syntheticOffers("aws", 2000, time.Time{})
+	write := func(h int) {
+		t.Helper()
+		if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers, Finished: at(h)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	size := func() int64 {
+		t.Helper()
+		if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.SizeBytes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	write(0)
+	one := size()
+	for r := 1; r <= 50; r++ {
+		for i := r % 100; i < len(offers); i += 100 {
+			offers[i].PriceUSDHr *= 1.01
+		}
+		write(r)
+	}
+	c := counts(t, s)
+	equal(t, "price rows", c.Prices, int64(2000+50*20))
+	if got := size(); float64(got) > 1.5*float64(one) {
+		t.Errorf("after 50 refreshes: %d bytes, one refresh %d: ratio %.2f > 1.5", got, one, float64(got)/float64(one))
+	} else {
+		t.Logf("one refresh %d bytes, after 50: %d (%.2fx)", one, got, float64(got)/float64(one))
+	}
+}

@@ -524,3 +524,55 @@ func TestReopen(t *testing.T) {
 		t.Errorf("got %v, want a newer-schema error", err)
 	}
 }
+
+// TestReadersSeeWholeSnapshots: while a refresh writes (one transaction, WAL), readers
+// are neither blocked nor shown a mix: every read sees all old prices or all new ones.
+func TestReadersSeeWholeSnapshots(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	offers := syntheticOffers("aws", 3000, time.Time{})
+	if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers, Finished: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	doubled := slices.Clone(offers)
+	for i := range doubled {
+		doubled[i].PriceUSDHr *= 2
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: doubled, Finished: at(1)})
+		done <- err
+	}()
+	reads, mixed := 0, 0
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		got, err := s.Offers(ctx, Query{})
+		if err != nil {
+			t.Fatalf("read during write: %v", err)
+		}
+		old, new := 0, 0
+		for _, o := range got {
+			switch o.ObservedAt {
+			case at(0):
+				old++
+			case at(1):
+				new++
+			}
+		}
+		if old != 0 && new != 0 || old+new != len(offers) {
+			mixed++
+		}
+		reads++
+	}
+	if mixed > 0 {
+		t.Errorf("%d of %d reads saw a mix of snapshots", mixed, reads)
+	}
+	t.Logf("%d reads during the write", reads)
+}
