@@ -33,9 +33,9 @@ func TestRetryAfter(t *testing.T) {
 		{"1.5", 0, false},
 		{clock.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
 		{"Sat, 01 Aug 2026 12:00:30 GMT", 30 * time.Second, true},
-		{"Saturday, 01-Aug-26 12:01:00 GMT", time.Minute, true}, // RFC 850, which http.ParseTime also reads
-		{clock.Add(-time.Hour).Format(http.TimeFormat), 0, true},  // in the past: no wait
-		{"99999999999999", 365 * 24 * time.Hour, true},            // absurd: clamped before the cap applies
+		{"Saturday, 01-Aug-26 12:01:00 GMT", time.Minute, true},  // RFC 850, which http.ParseTime also reads
+		{clock.Add(-time.Hour).Format(http.TimeFormat), 0, true}, // in the past: no wait
+		{"99999999999999", 365 * 24 * time.Hour, true},           // absurd: clamped before the cap applies
 	}
 	for _, tt := range tests {
 		got, ok := RetryAfter(tt.in, clock)
