@@ -1,0 +1,167 @@
+package fit
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// calibrationColumns maps a cases CSV column to the job flag it holds (score.py's FLAGS).
+var calibrationColumns = map[string]string{
+	"task": "task", "precision": "precision", "quant": "quant", "double_quant": "double-quant",
+	"optimizer": "optimizer", "batch": "batch", "seq_len": "seq-len", "grad_ckpt": "grad-ckpt",
+	"attention": "attention", "lora_r": "lora-r", "lora_targets": "lora-targets", "gpus": "gpus",
+	"shard": "shard", "offload": "offload", "resolution": "resolution", "images": "images",
+}
+
+type calCase struct {
+	id, model, compare, task string
+	measured                 float64
+	flags                    map[string]string
+}
+
+func loadCases(t *testing.T, path string) []calCase {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, need := range []string{"id", "model", "compare", "measured_gib"} {
+		if _, ok := col[need]; !ok {
+			t.Fatalf("%s: missing column %s", path, need)
+		}
+	}
+	var out []calCase
+	for _, row := range rows[1:] {
+		c := calCase{id: row[col["id"]], model: row[col["model"]], compare: row[col["compare"]], flags: map[string]string{}}
+		if c.id == "" {
+			continue
+		}
+		c.measured, err = strconv.ParseFloat(row[col["measured_gib"]], 64)
+		if err != nil {
+			t.Fatalf("%s: case %s: measured_gib %q", path, c.id, row[col["measured_gib"]])
+		}
+		for name, flag := range calibrationColumns {
+			if i, ok := col[name]; ok && strings.TrimSpace(row[i]) != "" {
+				c.flags[flag] = strings.TrimSpace(row[i])
+			}
+		}
+		c.task = c.flags["task"]
+		out = append(out, c)
+	}
+	return out
+}
+
+// judge is score.py's rule: allocated/device within ±tol; exceeds: estimate > measured;
+// fits: estimate <= measured.
+func judge(compare string, measured, est, tol float64) bool {
+	switch compare {
+	case "allocated", "device":
+		return math.Abs(est/measured-1) <= tol+1e-12
+	case "exceeds":
+		return est > measured
+	case "fits":
+		return est <= measured
+	}
+	return false
+}
+
+// runCalibration scores every case of a cases CSV the way score.py scores the built CLI.
+func runCalibration(t *testing.T, path string) (pass, n int) {
+	offline := ResolveOptions{Endpoint: "http://127.0.0.1:1"} // never the network
+	cases := loadCases(t, path)
+	type tally struct{ pass, n int }
+	byCompare, byTask := map[string]*tally{}, map[string]*tally{}
+	var errs []float64
+	for _, c := range cases {
+		est, ok, msg := math.NaN(), false, ""
+		m, err := ResolveModel(context.Background(), c.model, offline)
+		var res *Result
+		if err == nil {
+			var job Job
+			if job, err = ParseJob(c.flags); err == nil {
+				res, err = Estimate(m, job)
+			}
+		}
+		if err != nil {
+			msg = err.Error()
+		} else {
+			est = res.DeviceTotalGiB
+			if c.compare == "allocated" {
+				est = res.PeakAllocatedGiB
+			}
+			ok = judge(c.compare, c.measured, est, 0.15)
+			if c.compare == "allocated" || c.compare == "device" {
+				errs = append(errs, math.Abs(est/c.measured-1))
+			}
+		}
+		for k, m := range map[string]map[string]*tally{c.compare: byCompare, c.task: byTask} {
+			if m[k] == nil {
+				m[k] = &tally{}
+			}
+			m[k].n++
+			if ok {
+				m[k].pass++
+			}
+		}
+		n++
+		if ok {
+			pass++
+		}
+		verdict := "PASS"
+		if !ok {
+			verdict = "MISS"
+		}
+		t.Logf("%-15s %-9s %-9s measured %7.2f  estimate %7.2f  err %+6.1f%%  %s %s", c.id, c.task, c.compare, c.measured, est, (est/c.measured-1)*100, verdict, msg)
+	}
+	sort.Float64s(errs)
+	med := math.NaN()
+	if len(errs) > 0 {
+		med = errs[len(errs)/2]
+	}
+	summary := func(m map[string]*tally) string {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", k, m[k].pass, m[k].n))
+		}
+		return strings.Join(parts, "  ")
+	}
+	t.Logf("%s: pass %d/%d (%.1f%%) within ±15%%; median abs err %.1f%%", path, pass, n, 100*float64(pass)/float64(n), 100*med)
+	t.Logf("by compare: %s", summary(byCompare))
+	t.Logf("by task:    %s", summary(byTask))
+	return pass, n
+}
+
+// TestCalibration holds the estimator to the measured cases copied from
+// shared/calibration/vram_cases.csv: at least 80 % within ±15 %.
+func TestCalibration(t *testing.T) {
+	pass, n := runCalibration(t, "testdata/vram_cases.csv")
+	if n == 0 {
+		t.Fatal("no cases")
+	}
+	if frac := float64(pass) / float64(n); frac < 0.80 {
+		t.Errorf("calibration: %d/%d = %.1f%% of cases within ±15%%, want >= 80%%", pass, n, 100*frac)
+	}
+}

@@ -1,0 +1,823 @@
+package fit
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+const gib = float64(1 << 30)
+
+// Constants of the device-level overhead. Each says where it comes from.
+const (
+	// CUDAContextGiB is what a PyTorch process holds on the GPU before its first tensor:
+	// the CUDA context, kernel images and the cuBLAS/cuDNN handles. The HF Transformers
+	// "Model training anatomy" guide measured 1343 MiB on a V100 (CUDA 11, modules loaded
+	// eagerly); with CUDA >= 11.7 lazy module loading the bare context is ~0.5 GiB, and
+	// cuBLAS/cuDNN/NCCL initialisation adds a few hundred MiB back. 1.0 GiB sits between.
+	CUDAContextGiB = 1.0
+	// allocStaticFrac: reserved-but-unallocated share of long-lived tensors (weights,
+	// gradients, optimizer states, KV cache). The caching allocator rounds large blocks to
+	// 2 MiB and carves 20 MiB segments for mid-size ones (PyTorch CUDA semantics docs,
+	// "Memory management"); tensors allocated once pack densely, so a few percent.
+	allocStaticFrac = 0.04
+	// allocDynamicFrac: the same for activations and temporary buffers, whose sizes vary
+	// from op to op and fragment the cache; the PyTorch docs' expandable_segments note
+	// and typical max_memory_reserved/max_memory_allocated ratios of 1.1-1.3 in training.
+	allocDynamicFrac = 0.20
+)
+
+// Bytes per parameter of quantized linear weights.
+const (
+	// bitsandbytes NF4/FP4: two 4-bit weights per byte plus one fp32 absmax per block of
+	// 64 weights (bnb.functional.quantize_4bit, blocksize=64): 0.5 + 4/64.
+	bytes4bit = 0.5 + 4.0/64
+	// Double quantization (QLoRA paper, section 3): the absmax constants are themselves
+	// quantized to 8 bits in blocks of 256, with one fp32 constant per block of 256:
+	// 0.5 + 1/64 + 4/(64*256).
+	bytes4bitDQ = 0.5 + 1.0/64 + 4.0/(64*256)
+	// GPTQ/AWQ-style int4: 4-bit weights with an fp16 scale and a packed 4-bit zero point
+	// per group of 128 input weights (AutoGPTQ/AutoAWQ default group_size=128).
+	bytesInt4 = 0.5 + 2.0/128 + 0.5/128
+	// LLM.int8(): one int8 per weight plus one fp32 scale per output row (SCB), added per
+	// module below.
+	bytesInt8 = 1.0
+	// DeepSpeed ZeRO-3's default stage3_max_live_parameters: parameters it keeps gathered
+	// on a GPU before releasing (DeepSpeed config docs).
+	zero3MaxLiveParams = 1e9
+	// Hugging Face writes checkpoints in shards of at most 5 GB
+	// (PreTrainedModel.save_pretrained max_shard_size="5GB"); loading holds one at a time.
+	checkpointShardBytes = 5e9
+)
+
+// Result is an estimate, marshalled as the CONTRACT's `picker estimate -o json` body. All
+// memory is GiB (2^30 bytes) per GPU unless named otherwise.
+type Result struct {
+	Model           ModelInfo `json:"model"`
+	Job             JobInfo   `json:"job"`
+	TrainableParams int64     `json:"trainable_params"`
+	Breakdown       Breakdown `json:"breakdown_gib"`
+	// PeakAllocatedGiB is what torch.cuda.max_memory_allocated() would report per GPU: the
+	// largest simultaneous sum of live tensors.
+	PeakAllocatedGiB float64 `json:"peak_allocated_gib"`
+	// DeviceTotalGiB is what the GPU must physically hold (nvidia-smi's view): peak
+	// allocated plus CUDA context plus allocator cache. Compare it with an offer's VRAM.
+	DeviceTotalGiB float64 `json:"device_total_gib"`
+	// CPURAMGiB is host memory the job needs: offloaded states and checkpoint loading.
+	CPURAMGiB            float64  `json:"cpu_ram_gib"`
+	CUDAContextGiB       float64  `json:"cuda_context_gib"`
+	AllocatorOverheadGiB float64  `json:"allocator_overhead_gib"`
+	Assumptions          []string `json:"assumptions"`
+}
+
+// ModelInfo identifies the model in a Result.
+type ModelInfo struct {
+	Name         string `json:"name"`
+	HFID         string `json:"hf_id"`
+	Architecture string `json:"architecture"`
+	Params       int64  `json:"params"`
+	ActiveParams int64  `json:"active_params"`
+}
+
+// JobInfo is the job with every flag resolved (snake_case keys).
+type JobInfo struct {
+	Task        string   `json:"task"`
+	Precision   string   `json:"precision"`
+	Quant       string   `json:"quant"`
+	DoubleQuant bool     `json:"double_quant"`
+	Optimizer   string   `json:"optimizer"`
+	Batch       int      `json:"batch"`
+	SeqLen      int      `json:"seq_len"`
+	GradCkpt    bool     `json:"grad_ckpt"`
+	Attention   string   `json:"attention"`
+	LoRAR       int      `json:"lora_r"`
+	LoRATargets []string `json:"lora_targets"`
+	GPUs        int      `json:"gpus"`
+	Shard       string   `json:"shard"`
+	Offload     string   `json:"offload"`
+	Resolution  string   `json:"resolution"`
+	Images      int      `json:"images"`
+}
+
+// Breakdown splits the peak per GPU. Workspace holds logits and loss, prefill and decode
+// temporaries, communication buckets and optimizer-step temporaries.
+type Breakdown struct {
+	Weights     float64 `json:"weights"`
+	Gradients   float64 `json:"gradients"`
+	Optimizer   float64 `json:"optimizer"`
+	Activations float64 `json:"activations"`
+	KVCache     float64 `json:"kv_cache"`
+	Workspace   float64 `json:"workspace"`
+}
+
+// resolved is a job with defaults filled and derived switches computed.
+type resolved struct {
+	Job
+	targets   []string
+	mixed     bool    // fp16-mixed / bf16-mixed
+	b         float64 // bytes of the compute dtype (activations)
+	store     float64 // bytes per unquantized stored weight
+	quantB    float64 // bytes per quantized linear weight; 0 = not quantized
+	notes     []string
+	trainable int64
+}
+
+func invalid(format string, args ...any) error {
+	return pricing.Errorf(pricing.Invalid, format, args...)
+}
+
+// resolve fills defaults and rejects impossible combinations.
+func resolve(m *Model, j Job) (*resolved, error) {
+	r := &resolved{Job: j}
+	note := func(format string, args ...any) { r.notes = append(r.notes, fmt.Sprintf(format, args...)) }
+	diffusion := m.Kind == KindDiffusion
+	if r.Task == "" {
+		r.Task = TaskInference
+	}
+	if diffusion && r.Task == TaskInference {
+		r.Task = TaskImageGen
+		note("task inference on an image pipeline means image-gen")
+	}
+	switch {
+	case diffusion && r.Task != TaskImageGen:
+		return nil, invalid("--task %s: %s is an image pipeline; only --task image-gen is modelled for it", r.Task, m.Name)
+	case !diffusion && r.Task == TaskImageGen:
+		return nil, invalid("--task image-gen: %s is a language model, not an image pipeline (try sd-1.5, sdxl-base or flux.1-dev)", m.Name)
+	case !diffusion && (r.Width != 0 || r.Images != 0):
+		return nil, invalid("--resolution/--images apply to image generation; %s is a language model", m.Name)
+	case m.Kind == KindEncoder && r.Task == TaskInference && r.GradCkpt:
+		return nil, invalid("--grad-ckpt applies to training, not --task inference")
+	}
+	training := r.IsTraining()
+	if r.Precision == "" {
+		if training {
+			r.Precision = "bf16-mixed"
+		} else {
+			r.Precision = "bf16"
+		}
+	}
+	r.mixed = strings.HasSuffix(r.Precision, "-mixed")
+	r.b = 2
+	if r.Precision == "fp32" {
+		r.b = 4
+	}
+	// Stored weight bytes. Mixed precision stores the half copy the forward pass uses; the
+	// fp32 master copy is accounted with the optimizer (ZeRO paper, 2+2+12). Inference with
+	// a -mixed precision runs autocast over fp32 weights.
+	r.store = r.b
+	if r.mixed && !training {
+		r.store = 4
+	}
+	if r.Quant == "" {
+		r.Quant = "none"
+		if r.Task == TaskQLoRA {
+			r.Quant = "nf4"
+		}
+	}
+	switch {
+	case r.Task == TaskQLoRA && (r.Quant == "none" || r.Quant == "int8"):
+		return nil, invalid("--task qlora --quant %s: QLoRA trains adapters over a 4-bit base (nf4, fp4 or int4); use --task lora for a %s base", r.Quant, r.Quant)
+	case r.Task == TaskQLoRA && r.Precision == "fp32":
+		return nil, invalid("--task qlora --precision fp32: QLoRA computes in 16 bits over 4-bit weights; use bf16-mixed (default), bf16, fp16 or fp16-mixed")
+	case r.Task == TaskFullFT && r.Quant != "none":
+		return nil, invalid("--task full-ft --quant %s: quantized weights cannot be fully fine-tuned; use --task qlora or --quant none", r.Quant)
+	case r.DoubleQuant && r.Quant != "nf4" && r.Quant != "fp4":
+		return nil, invalid("--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
+	case diffusion && r.Quant == "int4":
+		return nil, invalid("--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
+	}
+	if r.Task == TaskLoRA && r.Quant != "none" {
+		note("LoRA over a %s base is QLoRA-style: the quantized layers keep their inputs for the backward pass", r.Quant)
+	}
+	switch r.Quant {
+	case "int8":
+		r.quantB = bytesInt8
+	case "nf4", "fp4":
+		r.quantB = bytes4bit
+		if r.DoubleQuant {
+			r.quantB = bytes4bitDQ
+		}
+	case "int4":
+		r.quantB = bytesInt4
+	}
+	if r.Optimizer == "" {
+		r.Optimizer = "adamw"
+	}
+	if r.Batch == 0 {
+		r.Batch = 1
+	}
+	if r.GPUs == 0 {
+		r.GPUs = 1
+	}
+	if r.Attention == "" {
+		r.Attention = "sdpa"
+	}
+	if r.Attention == "flash" && r.Precision == "fp32" {
+		return nil, invalid("--attention flash --precision fp32: FlashAttention kernels run in fp16/bf16 only; use sdpa or a 16-bit precision")
+	}
+	if r.Shard == "" {
+		r.Shard = "none"
+		if !training && r.GPUs > 1 && !diffusion {
+			r.Shard = "tp"
+		}
+	}
+	if r.Offload == "" {
+		r.Offload = "none"
+	}
+	switch {
+	case !training && r.Shard != "none" && r.Shard != "tp":
+		return nil, invalid("--shard %s with --task %s: ZeRO/FSDP shard training states; inference uses --shard tp (or none for one replica per GPU)", r.Shard, r.Task)
+	case training && r.Shard == "tp":
+		return nil, invalid("--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
+	case diffusion && r.Shard == "tp" && r.GPUs > 1:
+		return nil, invalid("--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
+	case !training && r.Offload != "none":
+		return nil, invalid("--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
+	case r.Offload == "optimizer" && r.Shard == "none":
+		return nil, invalid("--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
+	case r.Offload == "optimizer+params" && r.Shard != "zero3" && r.Shard != "fsdp":
+		return nil, invalid("--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
+	}
+	if r.GPUs > 1 && r.Shard == "none" && !training {
+		note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
+	}
+	if r.GradCkpt && !training {
+		return nil, invalid("--grad-ckpt applies to training, not --task %s", r.Task)
+	}
+	// Sequence length.
+	if diffusion {
+		if r.SeqLen != 0 {
+			return nil, invalid("--seq-len applies to language models; image pipelines take --resolution")
+		}
+		if r.Images == 0 {
+			r.Images = 1
+		}
+		if r.Width == 0 {
+			r.Width, r.Height = m.pipe.DefaultResolution, m.pipe.DefaultResolution
+		}
+	} else if r.SeqLen == 0 {
+		r.SeqLen = 2048
+		switch m.Kind {
+		case KindEncoder, KindSeq2Seq:
+			r.SeqLen = 512
+		}
+		if m.maxPos > 0 && int64(r.SeqLen) > m.maxPos {
+			r.SeqLen = int(m.maxPos)
+		}
+	} else if m.maxPos > 0 && int64(r.SeqLen) > m.maxPos {
+		note("seq-len %d exceeds the model's max_position_embeddings %d (needs RoPE scaling or fails for learned positions)", r.SeqLen, m.maxPos)
+	}
+	// LoRA.
+	if r.Task == TaskLoRA || r.Task == TaskQLoRA {
+		if r.LoRARank == 0 {
+			r.LoRARank = 8
+		}
+		t, err := m.loraTargets(r.LoRATargets)
+		if err != nil {
+			return nil, err
+		}
+		r.targets = t
+		r.trainable = m.loraParams(t, int64(r.LoRARank))
+		if r.trainable == 0 {
+			return nil, invalid("--lora-targets %s: no linear layer of %s matches", r.LoRATargets, m.Name)
+		}
+	} else {
+		r.LoRARank, r.LoRATargets = 0, ""
+		if r.Task == TaskFullFT {
+			r.trainable = m.params
+		}
+	}
+	return r, nil
+}
+
+func (m *Model) loraTargets(spec string) ([]string, error) {
+	if m.Kind == KindParams {
+		if spec != "" && !strings.EqualFold(spec, "all-linear") {
+			return nil, invalid("--lora-targets %s: %s has no known architecture (only --params); use the default or all-linear", spec, m.Name)
+		}
+	}
+	if spec == "" {
+		return m.defaultTargets, nil
+	}
+	if strings.EqualFold(spec, "all-linear") {
+		return m.LoRAModules(), nil
+	}
+	parts := strings.Split(spec, ",")
+	avail := m.LoRAModules()
+	for _, p := range parts {
+		found := false
+		for _, a := range avail {
+			if a == p {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, invalid("--lora-targets: %s has no linear layer named %q (it has: %s, or all-linear)", m.Name, p, strings.Join(avail, ", "))
+		}
+	}
+	return parts, nil
+}
+
+// loraParams is PEFT's trainable count: r*(d_in+d_out) for every targeted linear layer.
+func (m *Model) loraParams(targets []string, r int64) int64 {
+	var n int64
+	for _, mod := range m.modules {
+		if contains(targets, mod.name) {
+			n += r * (mod.in + mod.out) * mod.count
+		}
+	}
+	return n
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Estimate computes the memory a job needs on each GPU. It is pure and does arithmetic only
+// (the model's derived numbers were computed when it was resolved), so the recommender can
+// call it once per GPU count and per savings-ladder step. Impossible jobs are
+// pricing.Invalid errors that say why.
+func Estimate(m *Model, job Job) (*Result, error) {
+	if m == nil {
+		return nil, pricing.Errorf(pricing.Invalid, "no model given")
+	}
+	r, err := resolve(m, job)
+	if err != nil {
+		return nil, err
+	}
+	var bd Breakdown
+	var cpu float64
+	if m.Kind == KindDiffusion {
+		bd = estimateImage(m, r)
+	} else if r.IsTraining() {
+		bd, cpu = estimateTraining(m, r)
+	} else {
+		bd = estimateInference(m, r)
+	}
+	peak := bd.Weights + bd.Gradients + bd.Optimizer + bd.Activations + bd.KVCache + bd.Workspace
+	static := bd.Weights + bd.Gradients + bd.Optimizer + bd.KVCache
+	alloc := allocStaticFrac*static + allocDynamicFrac*(bd.Activations+bd.Workspace)
+	res := &Result{
+		Model: ModelInfo{Name: m.Name, HFID: m.HFID, Architecture: m.Architecture, Params: m.params, ActiveParams: m.active},
+		Job: JobInfo{
+			Task: r.Task, Precision: r.Precision, Quant: r.Quant, DoubleQuant: r.DoubleQuant, Optimizer: r.Optimizer,
+			Batch: r.Batch, SeqLen: r.SeqLen, GradCkpt: r.GradCkpt, Attention: r.Attention, LoRAR: r.LoRARank,
+			LoRATargets: append([]string{}, r.targets...), GPUs: r.GPUs, Shard: r.Shard, Offload: r.Offload,
+			Resolution: resolutionString(r.Width, r.Height), Images: r.Images,
+		},
+		TrainableParams: r.trainable,
+		Breakdown: Breakdown{
+			Weights: round3(bd.Weights / gib), Gradients: round3(bd.Gradients / gib), Optimizer: round3(bd.Optimizer / gib),
+			Activations: round3(bd.Activations / gib), KVCache: round3(bd.KVCache / gib), Workspace: round3(bd.Workspace / gib),
+		},
+		PeakAllocatedGiB:     round3(peak / gib),
+		CUDAContextGiB:       CUDAContextGiB,
+		AllocatorOverheadGiB: round3(alloc / gib),
+		DeviceTotalGiB:       round3(peak/gib + CUDAContextGiB + alloc/gib),
+		CPURAMGiB:            round3(cpu / gib),
+	}
+	res.Assumptions = append(append(append([]string{}, m.Notes...), r.notes...), standardNotes(m, r)...)
+	return res, nil
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+func standardNotes(m *Model, r *resolved) []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	add("device_total = peak allocated + %.1f GiB CUDA context + allocator cache (%.0f%% of long-lived tensors, %.0f%% of activations/temporaries)",
+		CUDAContextGiB, allocStaticFrac*100, allocDynamicFrac*100)
+	if r.quantB > 0 {
+		add("%s weights for linear layers (%.4f bytes/param incl. quantization constants); embeddings, lm_head, norms and biases stay %s", r.Quant, r.quantB, dtypeName(r.store))
+	}
+	if r.IsTraining() {
+		switch {
+		case r.mixed && r.Shard == "none":
+			add("mixed precision with PyTorch AMP: fp32 weights + a %s autocast copy, fp32 gradients, fp32 optimizer states", strings.TrimSuffix(r.Precision, "-mixed"))
+		case r.mixed:
+			add("mixed precision as in the ZeRO paper: 16-bit weights and gradients, fp32 master weights with the optimizer states (2+2+12 bytes/param for AdamW)")
+		case r.Precision != "fp32":
+			add("true %s training: weights, gradients and optimizer states in %s", r.Precision, r.Precision)
+		}
+		if r.Task != TaskFullFT {
+			add("LoRA r=%d on %s: %d trainable parameters; the frozen base keeps no gradients or optimizer states", r.LoRARank, strings.Join(r.targets, ","), r.trainable)
+			if r.mixed {
+				add("frozen base weights loaded in %s; adapters in fp32 (PEFT's default autocast_adapter_dtype)", strings.TrimSuffix(r.Precision, "-mixed"))
+			}
+		}
+		if r.GradCkpt {
+			add("gradient checkpointing: each layer keeps only its input; one layer is recomputed at a time")
+		}
+		if m.Kind == KindEncoder {
+			add("encoder trained with a classification head (no vocabulary logits)")
+		}
+		if m.Kind == KindSeq2Seq {
+			add("decoder (target) sequence assumed as long as --seq-len")
+		}
+		if r.Optimizer == "paged-adamw-8bit" {
+			add("paged optimizer states live in CUDA unified memory: counted on the device, though torch.cuda.max_memory_allocated does not see them")
+		}
+		if r.GPUs > 1 && r.Shard == "none" {
+			add("DDP: gradient buckets hold a second copy of the gradients (gradient_as_bucket_view=False, the default)")
+		}
+	} else if m.Kind != KindDiffusion {
+		if m.kvPerToken > 0 {
+			add("KV cache for batch %d x %d tokens (prompt + generated) in %s", r.Batch, r.SeqLen, dtypeName(r.b))
+		}
+		add("peak includes the largest checkpoint tensor copied while the weights load")
+	}
+	if m.attnSoftcap && r.Attention != "eager" {
+		add("%s uses attention logit soft-capping, which fused SDPA/flash kernels do not apply: the attention scores are materialised as in eager mode", m.Architecture)
+	}
+	return out
+}
+
+func dtypeName(b float64) string {
+	if b == 4 {
+		return "fp32"
+	}
+	return "16-bit"
+}
+
+// weightBytes returns the bytes of all weights as stored for the job (before sharding).
+func (m *Model) weightBytes(r *resolved) float64 {
+	nonLinear := float64(m.embedParams + m.headParams + m.otherParams)
+	if r.quantB == 0 {
+		return (nonLinear + float64(m.linearParams)) * r.store
+	}
+	q := float64(m.linearParams) * r.quantB
+	if r.Quant == "int8" {
+		for _, mod := range m.modules {
+			q += float64(mod.out*mod.count) * 4 // LLM.int8 per-row fp32 scale (SCB)
+		}
+	}
+	return nonLinear*r.store + q
+}
+
+// needsInput reports whether a layer's linear modules keep their input for the backward
+// pass: a trainable weight needs it for its gradient; bitsandbytes' quantized matmul
+// (MatMul4Bit, MatMul8bitLt) saves its input whenever any gradient is needed; a LoRA
+// adapter's lora_A reads the same input.
+func (r *resolved) needsInput(mods []string) bool {
+	if r.Task == TaskFullFT || r.quantB > 0 {
+		return true
+	}
+	for _, mod := range mods {
+		if contains(r.targets, mod) {
+			return true
+		}
+	}
+	return false
+}
+
+// layerBytes is the activation memory one layer keeps for the backward pass with tokens =
+// batch*seq tokens: per-token tensors plus the attention scores of eager attention.
+func (r *resolved) layerBytes(m *Model, s *stack, tokens, seq, kvSeq float64) float64 {
+	var perTok float64
+	for _, e := range s.entries {
+		switch {
+		case e.mask:
+			perTok += float64(e.elems) // 1-byte dropout masks
+		case e.mods != nil && !r.needsInput(e.mods):
+		case e.fp32:
+			perTok += float64(e.elems) * 4
+		default:
+			perTok += float64(e.elems) * r.b
+		}
+	}
+	eager := r.Attention == "eager" || m.attnSoftcap
+	// The attention kernel keeps q, k, v and its output. Hugging Face repeats grouped K/V
+	// heads to the query heads before eager and SDPA attention (repeat_kv); FlashAttention-2
+	// reads the grouped heads directly.
+	kv := float64(s.qDim)
+	if r.Attention == "flash" && !m.attnSoftcap {
+		kv = float64(s.kvDim)
+	}
+	attn := float64(2*s.qDim)*r.b + 2*kv*r.b
+	if s.cross {
+		attn *= 2
+	}
+	total := perTok*tokens + attn*tokens
+	if eager {
+		total += r.scoreBytes(s, seq, seq)
+		if s.cross {
+			total += r.scoreBytes(s, seq, kvSeq)
+		}
+	}
+	return total
+}
+
+// scoreBytes is what eager attention keeps per layer: the softmax output (in fp32 when the
+// implementation upcasts, then a copy in the compute dtype for the matmul with V) and,
+// with attention dropout, a 1-byte mask plus the dropped-out probabilities.
+func (r *resolved) scoreBytes(s *stack, q, k float64) float64 {
+	per := r.b
+	if s.softmaxFP32 && r.b < 4 {
+		per = 4 + r.b
+	}
+	if s.attnDropout {
+		per += 1 + r.b
+	}
+	return float64(r.Batch) * float64(s.heads) * q * k * per
+}
+
+func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
+	var bd Breakdown
+	g := float64(r.GPUs)
+	P := float64(m.params)
+	T := float64(r.trainable)
+	full := r.Task == TaskFullFT
+	amp := r.mixed && r.Shard == "none"
+
+	// Weights.
+	weights := m.weightBytes(r)
+	if full && amp {
+		weights = P*4 + P*2 // fp32 model + autocast's cached half copies during forward
+	}
+	var adapters float64
+	if !full {
+		ab := r.b
+		if r.mixed {
+			ab = 4
+		}
+		adapters = T * ab
+	}
+	// Gradients.
+	gradB := r.b
+	if amp {
+		gradB = 4
+	}
+	if !full && r.mixed {
+		gradB = 4
+	}
+	grads := T * gradB
+	// Optimizer states (+ fp32 master weights under ZeRO-style mixed precision).
+	stateB := 4.0
+	if !r.mixed && r.b == 2 {
+		stateB = 2 // true bf16/fp16 training keeps the states in that dtype
+	}
+	var opt, stepTemp float64
+	switch r.Optimizer {
+	case "adamw":
+		opt = 2 * stateB * T  // m and v
+		stepTemp = stateB * T // foreach AdamW materialises sqrt(v) for all params at once
+	case "adamw-8bit", "paged-adamw-8bit":
+		opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)
+	case "adafactor":
+		opt = 4 * float64(m.factoredSize(r, full)) // factored second moment, no momentum (HF default beta1=None)
+	case "sgd":
+	case "sgd-momentum":
+		opt = stateB * T
+	}
+	if r.mixed && !amp {
+		opt += 4 * T // fp32 master copy (ZeRO paper's 12 = 4 master + 8 Adam)
+	}
+	if !full && r.mixed && !amp {
+		opt -= 4 * T // adapters are already fp32: no separate master copy
+	}
+
+	// Sharding.
+	gathered := 0.0
+	layerBytes := float64(m.dec.layerParams) * r.store
+	if r.quantB > 0 {
+		layerBytes = float64(m.dec.layerParams) * r.quantB
+	}
+	switch r.Shard {
+	case "zero1":
+		opt /= g
+		stepTemp /= g
+	case "zero2":
+		opt /= g
+		grads /= g
+		stepTemp /= g
+	case "zero3", "fsdp":
+		opt /= g
+		grads /= g
+		stepTemp /= g
+		fullW := weights
+		weights /= g
+		adapters /= g
+		// The layer being computed (and the one prefetched) is gathered in full.
+		capB := 2 * layerBytes
+		if r.Shard == "zero3" {
+			capB = math.Max(capB, zero3MaxLiveParams*r.store)
+		}
+		gathered = math.Min(fullW-weights, capB)
+	}
+	var cpu float64
+	switch r.Offload {
+	case "optimizer":
+		cpu += opt*g + T*4 // states and fp32 gradients for the CPU Adam (ZeRO-Offload)
+		opt, stepTemp = 0, 0
+		grads = 0
+	case "optimizer+params":
+		cpu += opt*g + T*4 + weights*g + adapters*g
+		opt, stepTemp, grads = 0, 0, 0
+		weights, adapters = 0, 0
+		capB := 2 * layerBytes
+		if r.Shard == "zero3" {
+			capB = math.Max(capB, zero3MaxLiveParams*r.store)
+		}
+		gathered = math.Min(m.weightBytes(r), capB)
+	}
+	cpu += math.Min(m.weightBytes(r), checkpointShardBytes) * g
+
+	bd.Weights = weights + adapters + gathered
+	bd.Gradients = grads
+	bd.Optimizer = opt
+
+	// Activations.
+	B, S := float64(r.Batch), float64(r.SeqLen)
+	tokens := B * S
+	act := stackActivations(m, r, &m.dec, tokens, S, S)
+	if m.enc != nil {
+		act += stackActivations(m, r, m.enc, tokens, S, S)
+	}
+	act += tokens * float64(m.hidden) * r.b // embedding output
+	// Logits and loss: the LM head's output in the compute dtype, its fp32 upcast for the
+	// loss, log-softmax kept for backward, and the fp32 gradient of the logits.
+	var ws float64
+	if m.Kind == KindCausalLM || m.Kind == KindSeq2Seq || m.Kind == KindParams {
+		perTok := r.b + 4 + 4
+		if r.b < 4 {
+			perTok += 4
+		}
+		if m.logitSoftcap {
+			perTok += 2 * 4 // tanh soft-capping keeps its fp32 input and output
+		}
+		ws = tokens * float64(m.vocab) * perTok
+	}
+	if r.GPUs > 1 && r.Shard == "none" {
+		ws += grads // DDP gradient buckets
+	}
+	// The optimizer step runs after the activations are freed: it only raises the peak
+	// when its temporaries exceed them.
+	if extra := stepTemp - act - ws; extra > 0 {
+		ws += extra
+	}
+	bd.Activations = act
+	bd.Workspace = ws
+	return bd, cpu
+}
+
+func stackActivations(m *Model, r *resolved, s *stack, tokens, seq, kvSeq float64) float64 {
+	one := r.layerBytes(m, s, tokens, seq, kvSeq)
+	if r.GradCkpt {
+		// Checkpointing keeps each layer's input and recomputes one layer at a time during
+		// backward (Chen et al. 2016; HF gradient_checkpointing_enable).
+		return float64(s.layers)*tokens*float64(s.hidden)*r.b + one
+	}
+	return float64(s.layers) * one
+}
+
+// factoredSize is the number of Adafactor second-moment elements: a row and a column
+// vector per weight matrix (Shazeer & Stern 2018), a full vector for other parameters.
+func (m *Model) factoredSize(r *resolved, full bool) int64 {
+	var n int64
+	for _, mod := range m.modules {
+		if full {
+			n += (mod.in + mod.out) * mod.count
+		} else if contains(r.targets, mod.name) {
+			rk := int64(r.LoRARank)
+			n += (rk + mod.in + rk + mod.out) * mod.count
+		}
+	}
+	if full {
+		n += m.otherParams + 2*(m.vocab+m.hidden)
+	}
+	return n
+}
+
+func estimateInference(m *Model, r *resolved) Breakdown {
+	var bd Breakdown
+	g := float64(r.GPUs)
+	tp := r.Shard == "tp" && r.GPUs > 1
+	weights := m.weightBytes(r)
+	B, S := float64(r.Batch), float64(r.SeqLen)
+	tokens := B * S
+	// KV cache: keys and values for every layer and token. Grouped-query and multi-query
+	// attention store only the KV heads; MLA stores its compressed latent.
+	kv := tokens * float64(m.kvPerToken+m.kvPerTokenCross) * r.b
+	if m.Kind == KindEncoder {
+		kv = 0
+	}
+	// Prefill temporaries of one layer at a time (nothing is kept for backward): the widest
+	// of the attention block (normed input, q, k, v, output) and the MLP (normed input and
+	// the intermediate tensors of the activation).
+	s := &m.dec
+	inter := float64(0)
+	for _, e := range s.entries {
+		if e.elems > s.hidden*2 && !e.fp32 && !e.mask {
+			inter = math.Max(inter, float64(e.elems))
+		}
+	}
+	attnW := float64(s.hidden + 2*s.qDim + 2*s.qDim)
+	mlpW := float64(s.hidden) + 3*inter
+	ws := tokens * math.Max(attnW, mlpW) * r.b
+	if r.Attention == "eager" || m.attnSoftcap {
+		per := 2 * r.b
+		if s.softmaxFP32 && r.b < 4 {
+			per = 4 + r.b
+		}
+		ws += B * float64(s.heads) * S * S * per
+	}
+	// Logits of the last position only (generate() slices before the LM head), upcast to fp32.
+	if m.Kind != KindEncoder {
+		ws += B * float64(m.vocab) * (r.b + 4)
+	}
+	if tp {
+		weights /= g
+		kvHeads := float64(s.kvDim) / (float64(s.qDim) / float64(s.heads))
+		if m.Architecture == "deepseek_v2" {
+			kvHeads = 1 // the MLA latent is shared by all heads: replicated
+		}
+		kv /= math.Max(1, math.Min(g, kvHeads))
+		ws /= g
+	}
+	// Loading copies each checkpoint tensor into its parameter; the largest one briefly
+	// exists twice. Inference is small enough beside the weights for this to set the peak.
+	load := float64(m.largestTensor) * r.store
+	if tp {
+		load /= g
+	}
+	bd.Weights = weights
+	bd.KVCache = kv
+	bd.Workspace = math.Max(ws, load-kv)
+	return bd
+}
+
+func estimateImage(m *Model, r *resolved) Breakdown {
+	var bd Breakdown
+	p := m.pipe
+	var weights, vaeParams float64
+	for _, c := range p.Components {
+		n := float64(c.Params)
+		if c.Role == "vae" {
+			vaeParams = n
+		}
+		if r.quantB > 0 && c.Quantize {
+			lf := c.LinearFraction
+			weights += n*lf*r.quantB + n*(1-lf)*r.store
+		} else {
+			weights += n * r.store
+		}
+	}
+	W, H := float64(r.Width), float64(r.Height)
+	imgs := float64(r.Images)
+	batch := imgs
+	if p.CFG {
+		batch *= 2 // classifier-free guidance runs the conditional and unconditional batch together
+	}
+	ds := float64(p.VAE.LatentDownscale)
+	lw, lh := W/ds, H/ds
+	b := r.b
+	var den float64
+	eager := r.Attention == "eager"
+	if p.dit != nil {
+		// Diffusion transformer: image tokens are 2x2 latent patches, joined with the text
+		// tokens. A block keeps ~16 hidden-width tensors alive (q, k, v, output, the 4x MLP
+		// and its activation, the fused single-stream projection).
+		t := (lw/float64(p.dit.patch))*(lh/float64(p.dit.patch)) + float64(p.TextTokens)
+		den = batch * t * float64(p.dit.dim) * 16 * b
+		if eager {
+			den += batch * float64(p.dit.heads) * t * t * 2 * b
+		}
+	} else {
+		for _, a := range p.attn {
+			n := (lw / float64(a.downscale)) * (lh / float64(a.downscale))
+			// Transformer block: q, k, v, output and the GEGLU feed-forward (8x channels in,
+			// 4x out) ~ 12 channel-widths per token.
+			x := batch * n * float64(a.channels) * 12 * b
+			if eager {
+				// diffusers' classic AttnProcessor: baddbmm scores and their softmax coexist.
+				x += batch * float64(a.heads) * n * n * 2 * b
+			}
+			den = math.Max(den, x)
+		}
+		// ResNet blocks and the skip connections kept for the up path at full latent size.
+		if len(p.attn) > 0 {
+			den += batch * lw * lh * float64(p.attn[0].channels) * 10 * b
+		}
+	}
+	// VAE decode: the last up block upsamples DecodeChannels to full resolution; the
+	// upsampled tensor, its GroupNorm and SiLU outputs and the narrower conv output coexist
+	// (diffusers UpDecoderBlock2D / ResnetBlock2D): ~3.5 full-size tensors per image.
+	vb := b
+	vaeExtra := 0.0
+	if p.VAE.UpcastFP16 && r.Precision == "fp16" {
+		vb = 4
+		vaeExtra = vaeParams * 2 // the VAE is converted to fp32 for decoding
+	}
+	vae := imgs*W*H*float64(p.VAE.DecodeChannels)*vb*3.5 + vaeExtra
+	bd.Weights = weights
+	bd.Activations = math.Max(den, vae)
+	return bd
+}
