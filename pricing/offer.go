@@ -74,13 +74,19 @@ func (k Key) String() string {
 // Fractional reports whether the offer is a slice of one GPU (vGPU, MIG-like partition).
 func (o Offer) Fractional() bool { return o.GPUCount > 0 && o.GPUCount < 1 }
 
-// TotalGPUMemGiB is the VRAM of the whole instance. For a fractional offer the slice's
-// memory is GPUMemGiB itself (the provider reports the slice), so the total is that.
-func (o Offer) TotalGPUMemGiB() float64 {
+// TotalGPUMemGiB is the VRAM of the whole instance. For a fractional offer GPUMemGiB is
+// the memory of the whole physical GPU (as clouds and the snapshot report it), so a 1/8
+// slice of a 24 GiB L4 holds 3 GiB: the product is right in both cases.
+func (o Offer) TotalGPUMemGiB() float64 { return o.GPUCount * o.GPUMemGiB }
+
+// MemPerDeviceGiB is the memory one process can use on one device of the offer: the
+// GPU's memory, or the slice's for a fractional offer. A job fits when its per-GPU need
+// is at most this.
+func (o Offer) MemPerDeviceGiB() float64 {
 	if o.Fractional() {
-		return o.GPUMemGiB
+		return o.GPUCount * o.GPUMemGiB
 	}
-	return o.GPUCount * o.GPUMemGiB
+	return o.GPUMemGiB
 }
 
 // PricePerGPU is the hourly price divided by the GPU count (fractions included, so a
