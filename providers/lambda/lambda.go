@@ -211,13 +211,12 @@ func (p *Provider) explain(err error) error {
 	}
 	var eb errorBody
 	if json.Unmarshal(se.Body, &eb) == nil && eb.Error != nil && eb.Error.Code != "" {
-		code := pricing.Unavailable
-		hint := ""
 		if se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden || strings.HasPrefix(eb.Error.Code, "global/invalid-api-key") {
-			code = pricing.Invalid
-			hint = fmt.Sprintf(" (the key is read from %s)", p.keyEnv)
+			// The envelope says it all; the raw answer stays reachable through Unwrap.
+			return &pricing.Error{Code: pricing.Invalid, Err: err, Message: fmt.Sprintf("lambda: instance types: HTTP %d: %s: %s (the key is read from %s)",
+				se.Status, eb.Error.Code, strings.TrimSpace(eb.Error.Message), p.keyEnv)}
 		}
-		return pricing.Errorf(code, "lambda: instance types: HTTP %d: %s: %s%s: %w", se.Status, eb.Error.Code, eb.Error.Message, hint, err)
+		return pricing.Errorf(pricing.Unavailable, "lambda: instance types: %s: %s: %w", eb.Error.Code, eb.Error.Message, err)
 	}
 	if se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden {
 		return pricing.Errorf(pricing.Invalid, "lambda: instance types: the API refused the key read from %s: %w", p.keyEnv, err)

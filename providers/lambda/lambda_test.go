@@ -227,7 +227,7 @@ func TestErrors(t *testing.T) {
 		{name: "500 until the bound", env: testKey, srv: &lambdaServer{hook: func(w http.ResponseWriter, _ int) bool {
 			http.Error(w, `{"error": {"code": "provider/internal-error", "message": "boom"}}`, http.StatusInternalServerError)
 			return true
-		}}, want: "lambda: instance types: HTTP 500: provider/internal-error: boom", code: pricing.Unavailable, requests: 5},
+		}}, want: "lambda: instance types: provider/internal-error: boom: GET http://", code: pricing.Unavailable, requests: 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
