@@ -147,7 +147,7 @@ that fits.`,
 		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
 	})
 	root.AddCommand(
-		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(),
+		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Flags().SortFlags = false
