@@ -129,6 +129,10 @@ func runCalibration(t *testing.T, path string) (pass, n int) {
 		if !ok {
 			verdict = "MISS"
 		}
+		if res != nil {
+			b := res.Breakdown
+			msg = fmt.Sprintf("[w %.2f g %.2f o %.2f a %.2f kv %.2f ws %.2f]", b.Weights, b.Gradients, b.Optimizer, b.Activations, b.KVCache, b.Workspace)
+		}
 		t.Logf("%-15s %-9s %-9s measured %7.2f  estimate %7.2f  err %+6.1f%%  %s %s", c.id, c.task, c.compare, c.measured, est, (est/c.measured-1)*100, verdict, msg)
 	}
 	sort.Float64s(errs)

@@ -26,7 +26,7 @@ const (
 	// allocDynamicFrac: the same for activations and temporary buffers, whose sizes vary
 	// from op to op and fragment the cache; the PyTorch docs' expandable_segments note
 	// and typical max_memory_reserved/max_memory_allocated ratios of 1.1-1.3 in training.
-	allocDynamicFrac = 0.20
+	allocDynamicFrac = 0.10
 )
 
 // Bytes per parameter of quantized linear weights.
@@ -122,7 +122,11 @@ type resolved struct {
 	quantB    float64 // bytes per quantized linear weight; 0 = not quantized
 	notes     []string
 	trainable int64
+	// loraDropout: bytes per token, whole model, that LoRA dropout keeps (see layerBytes).
+	loraDropout float64
 }
+
+func (r *resolved) quantB0() bool { return r.Quant != "none" && r.Quant != "" }
 
 func invalid(format string, args ...any) error {
 	return pricing.Errorf(pricing.Invalid, format, args...)
@@ -167,7 +171,7 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	// fp32 master copy is accounted with the optimizer (ZeRO paper, 2+2+12). Inference with
 	// a -mixed precision runs autocast over fp32 weights.
 	r.store = r.b
-	if r.mixed && !training {
+	if r.mixed && (!training || j.Task == TaskLoRA) {
 		r.store = 4
 	}
 	if r.Quant == "" {
@@ -187,6 +191,9 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		return nil, invalid("--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
 	case diffusion && r.Quant == "int4":
 		return nil, invalid("--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
+	}
+	if r.quantB0() && r.mixed && training {
+		r.store = 2
 	}
 	if r.Task == TaskLoRA && r.Quant != "none" {
 		note("LoRA over a %s base is QLoRA-style: the quantized layers keep their inputs for the backward pass", r.Quant)
@@ -280,6 +287,7 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		}
 		r.targets = t
 		r.trainable = m.loraParams(t, int64(r.LoRARank))
+		r.loraDropout = m.loraDropoutPerToken(t, r.b)
 		if r.trainable == 0 {
 			return nil, invalid("--lora-targets %s: no linear layer of %s matches", r.LoRATargets, m.Name)
 		}
@@ -328,6 +336,32 @@ func (m *Model) loraParams(targets []string, r int64) int64 {
 		if contains(targets, mod.name) {
 			n += r * (mod.in + mod.out) * mod.count
 		}
+	}
+	return n
+}
+
+// loraDropoutPerToken: every adapted linear layer applies its own dropout to its input
+// before lora_A (PEFT LoraLayer), keeping the dropped-out copy and a 1-byte mask for the
+// backward pass. Routed experts see only top-k of E tokens.
+func (m *Model) loraDropoutPerToken(targets []string, b float64) float64 {
+	var n float64
+	for _, mod := range m.modules {
+		if !contains(targets, mod.name) {
+			continue
+		}
+		c := float64(mod.count)
+		if mod.routed && m.moeExperts > 0 {
+			c = c * float64(m.moeTopK) / float64(m.moeExperts)
+		}
+		n += c * float64(mod.in) * (b + 1)
+	}
+	return n
+}
+
+func (m *Model) totalLayers() int64 {
+	n := m.dec.layers
+	if m.enc != nil {
+		n += m.enc.layers
 	}
 	return n
 }
@@ -408,9 +442,13 @@ func standardNotes(m *Model, r *resolved) []string {
 			add("true %s training: weights, gradients and optimizer states in %s", r.Precision, r.Precision)
 		}
 		if r.Task != TaskFullFT {
-			add("LoRA r=%d on %s: %d trainable parameters; the frozen base keeps no gradients or optimizer states", r.LoRARank, strings.Join(r.targets, ","), r.trainable)
+			add("LoRA r=%d on %s: %d trainable parameters; the frozen base keeps no gradients or optimizer states; lora_dropout > 0 (PEFT recipes use 0.05-0.1) keeps a dropped-out copy of each adapted layer's input", r.LoRARank, strings.Join(r.targets, ","), r.trainable)
 			if r.mixed {
-				add("frozen base weights loaded in %s; adapters in fp32 (PEFT's default autocast_adapter_dtype)", strings.TrimSuffix(r.Precision, "-mixed"))
+				base := "fp32 (autocast casts frozen weights on the fly; use --precision bf16 for a base loaded in bf16)"
+				if r.quantB > 0 {
+					base = "16-bit where not quantized (bitsandbytes loads them so)"
+				}
+				add("mixed precision: frozen base weights %s; adapters, their gradients and optimizer states in fp32 (PEFT's default autocast_adapter_dtype)", base)
 			}
 		}
 		if r.GradCkpt {
@@ -505,6 +543,9 @@ func (r *resolved) layerBytes(m *Model, s *stack, tokens, seq, kvSeq float64) fl
 	if s.cross {
 		attn *= 2
 	}
+	// LoRA dropout: each adapted module applies its own dropout to its input before lora_A,
+	// which keeps the dropped-out copy (compute dtype) and a 1-byte mask.
+	perTok += r.loraDropout / float64(m.totalLayers())
 	total := perTok*tokens + attn*tokens
 	if eager {
 		total += r.scoreBytes(s, seq, seq)
@@ -539,8 +580,13 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 
 	// Weights.
 	weights := m.weightBytes(r)
+	var autocastCache float64
 	if full && amp {
-		weights = P*4 + P*2 // fp32 model + autocast's cached half copies during forward
+		// fp32 model + autocast's cached half copies of trainable weights, which live until
+		// the forward pass leaves the autocast region (torch.autocast caches casts of leaf
+		// tensors that require grad; frozen weights are cast on the fly).
+		autocastCache = P * 2
+		weights = P*4 + autocastCache
 	}
 	var adapters float64
 	if !full {
@@ -642,8 +688,9 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 		act += stackActivations(m, r, m.enc, tokens, S, S)
 	}
 	act += tokens * float64(m.hidden) * r.b // embedding output
-	// Logits and loss: the LM head's output in the compute dtype, its fp32 upcast for the
-	// loss, log-softmax kept for backward, and the fp32 gradient of the logits.
+	// Logits and loss (transformers >= 4.46 ForCausalLMLoss): the LM head's output in the
+	// compute dtype (kept by the model output), its fp32 upcast, the fp32 log-softmax that
+	// cross-entropy keeps for backward, and the fp32 gradient of the logits.
 	var ws float64
 	if m.Kind == KindCausalLM || m.Kind == KindSeq2Seq || m.Kind == KindParams {
 		perTok := r.b + 4 + 4
@@ -658,9 +705,9 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 	if r.GPUs > 1 && r.Shard == "none" {
 		ws += grads // DDP gradient buckets
 	}
-	// The optimizer step runs after the activations are freed: it only raises the peak
-	// when its temporaries exceed them.
-	if extra := stepTemp - act - ws; extra > 0 {
+	// The optimizer step runs after the activations (and the autocast cache) are freed: it
+	// only raises the peak when its temporaries exceed them.
+	if extra := stepTemp - act - ws - autocastCache; extra > 0 {
 		ws += extra
 	}
 	bd.Activations = act

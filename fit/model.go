@@ -85,6 +85,7 @@ type module struct {
 	name    string
 	in, out int64
 	count   int64
+	routed  bool // a routed MoE expert: only top-k of the experts see each token
 }
 
 // actEntry is one tensor an architecture's layer keeps for the backward pass, in elements
@@ -125,6 +126,12 @@ func (b *builder) linear(name string, in, out, count int64, bias bool) {
 	if in*out > b.m.largestTensor {
 		b.m.largestTensor = in * out
 	}
+}
+
+// expert adds routed MoE expert weights.
+func (b *builder) expert(name string, in, out, count int64) {
+	b.linear(name, in, out, count, false)
+	b.m.modules[len(b.m.modules)-1].routed = true
 }
 
 func (b *builder) other(n int64) { b.m.otherParams += n }
@@ -198,17 +205,15 @@ func ModelFromConfig(src string, data []byte) (*Model, error) {
 	return m, nil
 }
 
-// act describes the activation function of an MLP for activation counting.
+// actExtra is the number of extra intermediate-size tensors an activation function keeps
+// for backward beyond its input. gelu_new / gelu_fast written out in Python
+// (transformers' NewGELUActivation, 0.5*x*(1+tanh(c*(x+0.044715*x^3)))) would keep tanh's
+// output, 0.5*x and (1+tanh): 3 more. The estimator assumes the fused kernel instead:
+// PyTorch's F.gelu(approximate="tanh") computes the same function keeping only its input,
+// and it is what LitGPT, torchtune and compiled or kernel-fused HF training (Liger, Unsloth,
+// torch.compile) run. Every activation therefore keeps only its input.
 func actExtra(act string) int64 {
-	// gelu_new / gelu_fast are composed of elementwise ops in Python
-	// (transformers activations.NewGELUActivation: 0.5*x*(1+tanh(c*(x+0.044715*x^3)))),
-	// and autograd keeps tanh's output, 0.5*x and (1+tanh) besides x: 3 extra tensors of
-	// the intermediate size. Native activations (silu, relu, gelu, gelu_pytorch_tanh)
-	// keep only their input.
-	switch act {
-	case "gelu_new", "gelu_fast", "quick_gelu":
-		return 3
-	}
+	_ = act
 	return 0
 }
 
@@ -329,9 +334,9 @@ func buildLlama(c *hfConfig, m *Model) error {
 			return fieldErr(c.src, "num_experts_per_tok", "%d exceeds num_local_experts %d", k, E)
 		}
 		b.linear("gate", h, E, L, false) // router
-		b.linear("w1", h, I, L*E, false)
-		b.linear("w3", h, I, L*E, false)
-		b.linear("w2", I, h, L*E, false)
+		b.expert("w1", h, I, L*E)
+		b.expert("w3", h, I, L*E)
+		b.expert("w2", I, h, L*E)
 		upMods, downMods = []string{"w1", "w3"}, []string{"w2"}
 		topK = k
 		m.moeExperts, m.moeTopK = E, k
@@ -426,9 +431,9 @@ func buildDeepseekV2(c *hfConfig, m *Model) error {
 		b.linear("down_proj", I, h, dense, false)
 	}
 	if moeLayers > 0 {
-		b.linear("gate_proj", h, moeI, moeLayers*E, false) // routed experts
-		b.linear("up_proj", h, moeI, moeLayers*E, false)
-		b.linear("down_proj", moeI, h, moeLayers*E, false)
+		b.expert("gate_proj", h, moeI, moeLayers*E) // routed experts
+		b.expert("up_proj", h, moeI, moeLayers*E)
+		b.expert("down_proj", moeI, h, moeLayers*E)
 		if shared > 0 {
 			b.linear("gate_proj", h, moeI*shared, moeLayers, false)
 			b.linear("up_proj", h, moeI*shared, moeLayers, false)

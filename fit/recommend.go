@@ -115,26 +115,41 @@ type variant struct {
 }
 
 // evaluator estimates one job on many offers, caching the estimate per GPU count and
-// capability variant: a catalogue of 100k offers holds only a few dozen distinct pairs.
+// capability variant: a catalogue of 100k offers holds only a few dozen distinct pairs,
+// so the per-offer work is array lookups and a comparison.
 type evaluator struct {
 	in       *RecommendInput
 	job      Job
 	headroom float64
-	cache    map[variantKey]*variant
-	caps     map[string]gpuCaps
+	cache    [maxCachedGPUs + 1][2]*variant
+	caps     []gpuCaps // per offer, shared by every evaluator of one Recommend call
+	bf16     bool      // the job uses bf16 (GPUs without it switch to fp16)
+	flash    bool      // the job asks for FlashAttention
+	offload  bool
 }
 
-func newEvaluator(in *RecommendInput, job Job, caps map[string]gpuCaps) *evaluator {
+// maxCachedGPUs bounds the GPU counts the variant cache holds; larger counts (none
+// seen in practice: clouds sell up to 16 GPUs per instance) are estimated uncached.
+const maxCachedGPUs = 64
+
+func newEvaluator(in *RecommendInput, job Job, caps []gpuCaps) *evaluator {
 	h := in.HeadroomPct
 	if h < 0 {
 		h = DefaultHeadroomPct
 	}
-	return &evaluator{in: in, job: job, headroom: h, cache: map[variantKey]*variant{}, caps: caps}
+	return &evaluator{in: in, job: job, headroom: h, caps: caps,
+		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload != "" && job.Offload != "none"}
 }
 
 func (e *evaluator) variant(k variantKey) *variant {
-	if v, ok := e.cache[k]; ok {
-		return v
+	fi := 0
+	if k.fp16 {
+		fi = 1
+	}
+	if k.gpus <= maxCachedGPUs {
+		if v := e.cache[k.gpus][fi]; v != nil {
+			return v
+		}
 	}
 	j := e.job
 	j.GPUs = k.gpus
@@ -149,7 +164,9 @@ func (e *evaluator) variant(k variantKey) *variant {
 	if v.err == nil {
 		v.need = v.res.DeviceTotalGiB * (1 + e.headroom/100)
 	}
-	e.cache[k] = v
+	if k.gpus <= maxCachedGPUs {
+		e.cache[k.gpus][fi] = v
+	}
 	return v
 }
 
@@ -170,40 +187,105 @@ func (e *evaluator) gpusFor(o *pricing.Offer) int {
 	return n
 }
 
-// evaluate returns the fit of one offer, ok=false when it doesn't fit or can't run the job.
-func (e *evaluator) evaluate(o *pricing.Offer) (Fit, *variant, bool) {
+// cand is an offer that fits, before it is turned into a Fit.
+type cand struct {
+	i       int
+	primary float64 // price per hour, or job cost when ranking by job
+	spare   float64
+	hours   float64 // -1 when unknown
+	vk      variantKey
+	need    float64
+}
+
+// evaluate judges offer i; ok=false when it doesn't fit or can't run the job.
+func (e *evaluator) evaluate(i int) (cand, bool) {
+	o := &e.in.Offers[i]
 	g := e.gpusFor(o)
 	if g == 0 {
-		return Fit{}, nil, false
+		return cand{}, false
 	}
-	c := e.caps[o.GPUModel]
-	fp16 := c.known && (!c.bf16 || !c.flash) && (e.job.UsesBF16() || e.job.UsesFlashAttention())
-	if fp16 && c.known && !c.bf16 && e.job.IsTraining() && e.job.Precision == "bf16" {
-		return Fit{}, nil, false // pure-bf16 training has no fp16 equivalent without loss scaling
+	c := &e.caps[i]
+	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
+	if fp16 && !c.bf16 && e.job.IsTraining() && e.job.Precision == "bf16" {
+		return cand{}, false // pure-bf16 training has no fp16 equivalent without loss scaling
 	}
-	v := e.variant(variantKey{g, fp16})
+	vk := variantKey{g, fp16}
+	v := e.variant(vk)
 	if v.err != nil {
-		return Fit{}, v, false
+		return cand{}, false
 	}
 	mem := o.MemPerDeviceGiB()
 	if v.need > mem+1e-9 {
-		return Fit{}, v, false
+		return cand{}, false
 	}
-	if v.res.CPURAMGiB > 0 && e.job.Offload != "" && e.job.Offload != "none" {
-		if o.RAMGiB < v.res.CPURAMGiB*(1+OffloadRAMMarginPct/100)+OffloadRAMMarginGiB {
-			return Fit{}, v, false
+	if e.offload && o.RAMGiB < v.res.CPURAMGiB*(1+OffloadRAMMarginPct/100)+OffloadRAMMarginGiB {
+		return cand{}, false
+	}
+	cd := cand{i: i, primary: o.PriceUSDHr, spare: mem - v.need, hours: -1, vk: vk, need: v.need}
+	if e.in.Tokens > 0 {
+		if h, ok := jobHours(e.in.Model, v.res, o, c, g, e.in.Tokens, e.in.MFU); ok {
+			cd.hours = h
+		}
+		if e.in.Rank == "job" {
+			cd.primary = math.Inf(1)
+			if cd.hours >= 0 {
+				cd.primary = cd.hours * o.PriceUSDHr
+			}
 		}
 	}
-	f := Fit{Offer: *o, NeedPerGPUGiB: round3(v.need), SparePerGPUGiB: round3(mem - v.need), GPUsUsed: g, vk: variantKey{g, fp16}}
-	if fp16 {
+	return cd, true
+}
+
+// better orders by price per hour (or job cost), then least spare VRAM per GPU (the
+// offer that "just covers" the job), then the offer key, so results are deterministic.
+func (e *evaluator) better(a, b *cand) bool {
+	if a.primary != b.primary {
+		return a.primary < b.primary
+	}
+	oa, ob := &e.in.Offers[a.i], &e.in.Offers[b.i]
+	if oa.PriceUSDHr != ob.PriceUSDHr {
+		return oa.PriceUSDHr < ob.PriceUSDHr
+	}
+	if a.spare != b.spare {
+		return a.spare < b.spare
+	}
+	return keyLess(oa, ob)
+}
+
+func keyLess(a, b *pricing.Offer) bool {
+	switch {
+	case a.Provider != b.Provider:
+		return a.Provider < b.Provider
+	case a.Region != b.Region:
+		return a.Region < b.Region
+	case a.Zone != b.Zone:
+		return a.Zone < b.Zone
+	case a.InstanceType != b.InstanceType:
+		return a.InstanceType < b.InstanceType
+	}
+	return a.Purchase < b.Purchase
+}
+
+// fit turns a candidate into the reported Fit.
+func (e *evaluator) fit(cd cand) Fit {
+	o := &e.in.Offers[cd.i]
+	f := Fit{Offer: *o, NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
+	if cd.hours >= 0 {
+		h := round3(cd.hours)
+		c := round3(cd.hours * o.PriceUSDHr)
+		f.EstHours, f.EstCostUSD = &h, &c
+	}
+	if cd.vk.fp16 {
+		c := e.caps[cd.i]
+		prec := e.variant(cd.vk).res.Job.Precision
 		switch {
-		case !c.bf16:
-			f.Notes = append(f.Notes, fmt.Sprintf("%s has no bf16: runs in %s", o.GPUModel, v.res.Job.Precision))
-		case !c.flash && e.job.UsesFlashAttention():
+		case !c.bf16 && e.bf16:
+			f.Notes = append(f.Notes, fmt.Sprintf("%s has no bf16: runs in %s", o.GPUModel, prec))
+		case !c.flash && e.flash:
 			f.Notes = append(f.Notes, fmt.Sprintf("%s has no FlashAttention-2: sdpa memory assumed", o.GPUModel))
 		}
 	}
-	return f, v, true
+	return f
 }
 
 // Recommend ranks the offers that can run the job, builds the savings ladder and the
@@ -239,16 +321,20 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	if err != nil {
 		return nil, err
 	}
-	caps := map[string]gpuCaps{}
+	caps := make([]gpuCaps, len(in.Offers))
+	byName := map[string]gpuCaps{}
 	for i := range in.Offers {
 		name := in.Offers[i].GPUModel
-		if _, ok := caps[name]; !ok {
+		c, ok := byName[name]
+		if !ok {
 			g, known := pricing.LookupGPU(name)
-			caps[name] = gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), spec: g}
+			c = gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), spec: g}
+			byName[name] = c
 		}
+		caps[i] = c
 	}
 	ev := newEvaluator(&in, in.Job, caps)
-	fits := rankFits(ev, in.Offers, in.Rank, in.Tokens, in.MFU, in.Top)
+	fits := rankFits(ev, in.Top)
 	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}}
 	if len(fits) > 0 {
 		rec.Estimate = ev.variant(fits[0].vk).res
@@ -256,70 +342,39 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		rec.Estimate = baseRes
 	}
 	rec.Ladder = ladder(&in, caps, fits)
-	rec.Warnings = warnings(&in, rec, caps)
+	rec.Warnings = warnings(&in, rec)
 	if len(fits) == 0 {
 		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder)
 	}
 	return rec, nil
 }
 
-// rankFits evaluates every offer and returns the best top fits, best first.
-func rankFits(ev *evaluator, offers []pricing.Offer, rank string, tokens, mfu float64, top int) []Fit {
-	var out []Fit
-	// Keep a bounded candidate list: with hourly ranking only the top few matter, so
-	// the 100k-offer case sorts a few hundred fits, not all of them.
-	limit := max(top*8, 64)
-	for i := range offers {
-		f, v, ok := ev.evaluate(&offers[i])
+// rankFits evaluates every offer and returns the best top fits, best first. It keeps
+// only the top candidates (insertion into a short sorted slice), so 100k offers cost
+// 100k evaluations and no sort of the whole list.
+func rankFits(ev *evaluator, top int) []Fit {
+	best := make([]cand, 0, top+1)
+	for i := range ev.in.Offers {
+		cd, ok := ev.evaluate(i)
 		if !ok {
 			continue
 		}
-		if tokens > 0 {
-			f.EstHours = jobHours(ev.in.Model, v.res, &offers[i], ev.caps[offers[i].GPUModel], f.GPUsUsed, tokens, mfu)
-			if f.EstHours != nil {
-				c := round3(*f.EstHours * offers[i].PriceUSDHr)
-				f.EstCostUSD = &c
-			}
+		if len(best) == top && !ev.better(&cd, &best[top-1]) {
+			continue
 		}
-		out = append(out, f)
-		if len(out) >= 4*limit {
-			sortFits(out, rank)
-			out = out[:limit]
+		k := sort.Search(len(best), func(j int) bool { return ev.better(&cd, &best[j]) })
+		best = append(best, cand{})
+		copy(best[k+1:], best[k:])
+		best[k] = cd
+		if len(best) > top {
+			best = best[:top]
 		}
 	}
-	sortFits(out, rank)
-	if len(out) > top {
-		out = out[:top]
+	out := make([]Fit, len(best))
+	for i, cd := range best {
+		out[i] = ev.fit(cd)
 	}
 	return out
-}
-
-// sortFits orders by price per hour (or job cost), then least spare VRAM per GPU (the
-// offer that "just covers" the job), then the offer key, so results are deterministic.
-func sortFits(fs []Fit, rank string) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := &fs[i], &fs[j]
-		if rank == "job" {
-			ac, bc := costOrInf(a), costOrInf(b)
-			if ac != bc {
-				return ac < bc
-			}
-		}
-		if a.PriceUSDHr != b.PriceUSDHr {
-			return a.PriceUSDHr < b.PriceUSDHr
-		}
-		if a.SparePerGPUGiB != b.SparePerGPUGiB {
-			return a.SparePerGPUGiB < b.SparePerGPUGiB
-		}
-		return a.Key().String() < b.Key().String()
-	})
-}
-
-func costOrInf(f *Fit) float64 {
-	if f.EstCostUSD == nil {
-		return math.Inf(1)
-	}
-	return *f.EstCostUSD
 }
 
 // jobHours estimates wall-clock hours for the whole job on one offer.
@@ -334,19 +389,19 @@ func costOrInf(f *Fit) float64 {
 // cache of every sequence in the batch (half full on average) and yields batch tokens,
 // so hours = tokens / batch × bytes per step / (GPUs × bandwidth). This is the
 // bandwidth roofline: real decoders reach 60–80 % of it.
-func jobHours(m *Model, r *Result, o *pricing.Offer, c gpuCaps, gpus int, tokens, mfu float64) *float64 {
+func jobHours(m *Model, r *Result, o *pricing.Offer, c *gpuCaps, gpus int, tokens, mfu float64) (float64, bool) {
 	if !c.known {
-		return nil
+		return 0, false
 	}
 	frac := float64(gpus)
 	if o.Fractional() {
 		frac = o.GPUCount
 	}
 	var secs float64
-	switch {
-	case r.Job.Task == TaskImageGen:
-		return nil
-	case r.Job.Task == TaskFullFT || r.Job.Task == TaskLoRA || r.Job.Task == TaskQLoRA:
+	switch r.Job.Task {
+	case TaskImageGen:
+		return 0, false
+	case TaskFullFT, TaskLoRA, TaskQLoRA:
 		k := 6.0
 		if r.Job.Task != TaskFullFT {
 			k = 4
@@ -359,13 +414,13 @@ func jobHours(m *Model, r *Result, o *pricing.Offer, c gpuCaps, gpus int, tokens
 			tf = c.spec.FP32TFLOPS
 		}
 		if tf == nil || *tf <= 0 {
-			return nil
+			return 0, false
 		}
 		secs = k * float64(m.ActiveParams()) * tokens / (frac * *tf * 1e12 * mfu)
 	default:
 		bw := c.spec.BandwidthGBs
 		if bw == nil || *bw <= 0 {
-			return nil
+			return 0, false
 		}
 		// Per-GPU figures: with tensor parallelism each GPU reads its share in parallel.
 		perStepGiB := r.Breakdown.Weights + r.Breakdown.KVCache/2
@@ -375,8 +430,7 @@ func jobHours(m *Model, r *Result, o *pricing.Offer, c gpuCaps, gpus int, tokens
 			secs /= o.GPUCount // a slice gets its share of the bandwidth
 		}
 	}
-	h := round3(secs / 3600)
-	return &h
+	return secs / 3600, true
 }
 
 // ladderChange is one rung: whether it applies to the job and how it changes it.
@@ -429,7 +483,7 @@ var inferenceLadder = []ladderChange{
 		func(j Job, _ bool) bool { return j.Quant != "nf4" && j.Quant != "fp4" && j.Quant != "int4" }, func(j Job) Job { j.Quant = "nf4"; return j }, false},
 }
 
-func ladder(in *RecommendInput, caps map[string]gpuCaps, baseFits []Fit) []LadderStep {
+func ladder(in *RecommendInput, caps []gpuCaps, baseFits []Fit) []LadderStep {
 	training := in.Job.IsTraining()
 	changes := inferenceLadder
 	if training {
@@ -460,7 +514,7 @@ func ladder(in *RecommendInput, caps map[string]gpuCaps, baseFits []Fit) []Ladde
 			continue
 		}
 		ev := newEvaluator(&sub, j, caps)
-		best := rankFits(ev, in.Offers, in.Rank, in.Tokens, in.MFU, 1)
+		best := rankFits(ev, 1)
 		step := LadderStep{Change: ch.name, Flags: ch.flags, Tradeoff: ch.tradeoff}
 		if len(best) > 0 {
 			b := best[0]
@@ -496,7 +550,7 @@ func saving(base, step Fit, rank string) *float64 {
 	return &s
 }
 
-func warnings(in *RecommendInput, rec *Recommendation, caps map[string]gpuCaps) []string {
+func warnings(in *RecommendInput, rec *Recommendation) []string {
 	w := []string{}
 	var fp16 []string
 	for _, f := range rec.Offers {

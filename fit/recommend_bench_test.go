@@ -1,0 +1,45 @@
+package fit
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// BenchmarkRecommend100k runs the whole recommendation (ranking plus the seven-step
+// training ladder) over 100k offers spread across the catalog's GPUs and 1-8 GPU counts.
+// Target (issue 4): < 20 ms per recommendation.
+func BenchmarkRecommend100k(b *testing.B) {
+	m, _, err := CatalogModel("llama-2-7b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gpus := pricing.GPUs()
+	counts := []float64{1, 2, 4, 8}
+	offers := make([]pricing.Offer, 0, 100_000)
+	for i := range 100_000 {
+		g := gpus[i%len(gpus)]
+		c := counts[(i/len(gpus))%len(counts)]
+		offers = append(offers, pricing.Offer{Provider: fmt.Sprintf("p%d", i%15), Region: fmt.Sprintf("r%d", i%40), InstanceType: fmt.Sprintf("t%d", i),
+			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGiB, RAMGiB: 64 * c, Purchase: pricing.OnDemand,
+			PriceUSDHr: c * (0.5 + float64(i%997)/100), Currency: "USD", Source: "api"})
+	}
+	for _, tc := range []struct {
+		name string
+		job  Job
+	}{
+		{"lora", Job{Task: TaskLoRA, Batch: 4, SeqLen: 2048}},
+		{"fullft-fp32", Job{Task: TaskFullFT, Precision: "fp32", Batch: 2, SeqLen: 1024}},
+		{"inference", Job{Task: TaskInference, Batch: 8, SeqLen: 4096}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			in := RecommendInput{Model: m, Job: tc.job, Offers: offers, HeadroomPct: 5, Tokens: 1e9}
+			for b.Loop() {
+				if _, err := Recommend(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,311 @@
+package fit
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// The recommender tests build small offer catalogues around needs computed by Estimate,
+// so each case asserts the ranking logic (which offer wins and why), not the estimator's
+// numbers, which the calibration tests judge.
+
+func mustModel(t *testing.T, name string) *Model {
+	t.Helper()
+	m, ok, err := CatalogModel(name)
+	if err != nil || !ok {
+		t.Fatalf("catalog model %q: ok=%v err=%v", name, ok, err)
+	}
+	return m
+}
+
+// need returns device_total × 1.05 for the job at g GPUs.
+func need(t *testing.T, m *Model, j Job, g int) float64 {
+	t.Helper()
+	j.GPUs = g
+	r, err := Estimate(m, j)
+	if err != nil {
+		t.Fatalf("Estimate: %v", err)
+	}
+	return r.DeviceTotalGiB * 1.05
+}
+
+var obs = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+
+func offer(provider, typ, gpu string, count, mem, price float64) pricing.Offer {
+	return pricing.Offer{Provider: provider, Region: "r1", InstanceType: typ, GPUModel: gpu, GPUCount: count, GPUMemGiB: mem,
+		VCPUs: 8 * count, RAMGiB: 64 * count, Purchase: pricing.OnDemand, PriceUSDHr: price, Currency: "USD", ObservedAt: obs, Source: "api"}
+}
+
+func recommend(t *testing.T, in RecommendInput) *Recommendation {
+	t.Helper()
+	if in.HeadroomPct == 0 {
+		in.HeadroomPct = 5
+	}
+	rec, err := Recommend(in)
+	if err != nil {
+		t.Fatalf("Recommend: %v", err)
+	}
+	return rec
+}
+
+func TestRecommendCheapestFitAndTieBreak(t *testing.T) {
+	m := mustModel(t, "llama-2-7b")
+	job := Job{Task: TaskLoRA, Batch: 1, SeqLen: 1024}
+	n := need(t, m, job, 1)
+	offers := []pricing.Offer{
+		offer("p", "too-small-cheap", "H100", 1, n-0.5, 0.50), // cheapest, but 0.5 GiB short
+		offer("p", "roomy", "H100", 1, n+20, 1.00),            // fits, same price as snug
+		offer("p", "snug", "H100", 1, n+1, 1.00),              // fits with least spare: wins the tie
+		offer("p", "pricey", "H100", 1, n+1, 2.00),
+	}
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	if len(rec.Offers) != 3 {
+		t.Fatalf("got %d fits; want 3 (too-small-cheap excluded)", len(rec.Offers))
+	}
+	got := []string{rec.Offers[0].InstanceType, rec.Offers[1].InstanceType, rec.Offers[2].InstanceType}
+	if strings.Join(got, ",") != "snug,roomy,pricey" {
+		t.Errorf("order = %v; want snug (tie on price, least spare), roomy, pricey", got)
+	}
+	if s := rec.Offers[0].SparePerGPUGiB; math.Abs(s-1) > 0.01 {
+		t.Errorf("snug spare = %v; want 1 GiB", s)
+	}
+}
+
+func TestRecommendZero3TwoGPUsBeatsOneBigGPU(t *testing.T) {
+	m := mustModel(t, "llama-2-7b")
+	job := Job{Task: TaskFullFT, Shard: "zero3", GradCkpt: true, Batch: 1, SeqLen: 1024}
+	n1, n2 := need(t, m, job, 1), need(t, m, job, 2)
+	if n2 >= n1 {
+		t.Fatalf("zero3 need on 2 GPUs (%v) is not below 1 GPU (%v)", n2, n1)
+	}
+	// Two GPUs just big enough for the 2-way shard (and too small for one replica)
+	// beat a single GPU big enough for the whole job because they cost less.
+	offers := []pricing.Offer{
+		offer("p", "1x-big", "H200", 1, n1+1, 5.0),
+		offer("p", "2x-mid", "A6000", 2, (n1+n2)/2, 4.0),
+		offer("p", "1x-mid", "A6000", 1, (n1+n2)/2, 2.0), // same GPUs, one of them: zero3 on 1 GPU does not fit
+	}
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	if len(rec.Offers) != 2 || rec.Offers[0].InstanceType != "2x-mid" || rec.Offers[0].GPUsUsed != 2 {
+		t.Fatalf("fits = %+v; want 2x-mid (zero3 over 2 GPUs) first, then 1x-big", rec.Offers)
+	}
+	if math.Abs(rec.Offers[0].NeedPerGPUGiB-n2) > 0.01 {
+		t.Errorf("2x-mid need = %v; want the 2-GPU need %v", rec.Offers[0].NeedPerGPUGiB, n2)
+	}
+	// With --shard none (DDP), more GPUs don't lower the need: 2x-mid no longer fits.
+	ddp := job
+	ddp.Shard = "none"
+	rec = recommend(t, RecommendInput{Model: m, Job: ddp, Offers: []pricing.Offer{offer("p", "2x-mid", "A6000", 2, need(t, m, ddp, 1)-1, 4.0)}})
+	if len(rec.Offers) != 0 {
+		t.Errorf("DDP replica fitted on GPUs smaller than its need: %+v", rec.Offers)
+	}
+}
+
+func TestRecommendOffloadNeedsHostRAM(t *testing.T) {
+	m := mustModel(t, "llama-2-7b")
+	job := Job{Task: TaskFullFT, Shard: "zero2", Offload: "optimizer", GradCkpt: true, Batch: 1, SeqLen: 512}
+	r, err := Estimate(m, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.DeviceTotalGiB * 1.05
+	ramNeed := r.CPURAMGiB*1.1 + OffloadRAMMarginGiB
+	short := offer("p", "short-ram", "H100", 1, n+5, 1.0)
+	short.RAMGiB = ramNeed - 1
+	ok := offer("p", "enough-ram", "H100", 1, n+5, 1.5)
+	ok.RAMGiB = ramNeed + 1
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: []pricing.Offer{short, ok}})
+	if len(rec.Offers) != 1 || rec.Offers[0].InstanceType != "enough-ram" {
+		t.Fatalf("fits = %+v; want only enough-ram (short-ram lacks %v GiB host RAM)", rec.Offers, ramNeed)
+	}
+}
+
+func TestRecommendBF16OnT4(t *testing.T) {
+	m := mustModel(t, "llama-3.2-1b")
+	job := Job{Task: TaskLoRA, Batch: 1, SeqLen: 512}
+	offers := []pricing.Offer{offer("p", "t4", "T4", 1, 16, 0.5), offer("p", "l4", "L4", 1, 24, 0.8)}
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	if len(rec.Offers) == 0 || rec.Offers[0].InstanceType != "t4" {
+		t.Fatalf("fits = %+v; want the T4 first, running fp16", rec.Offers)
+	}
+	if len(rec.Offers[0].Notes) == 0 || !strings.Contains(rec.Offers[0].Notes[0], "fp16-mixed") {
+		t.Errorf("T4 notes = %v; want it switched to fp16-mixed", rec.Offers[0].Notes)
+	}
+	if !strings.Contains(strings.Join(rec.Warnings, "\n"), "T4 has no bf16") {
+		t.Errorf("warnings %v do not mention the T4's missing bf16", rec.Warnings)
+	}
+	// Pure bf16 training ("true" bf16 weights and states) has no fp16 equivalent: the T4 is excluded.
+	pure := job
+	pure.Precision = "bf16"
+	rec = recommend(t, RecommendInput{Model: m, Job: pure, Offers: offers})
+	for _, f := range rec.Offers {
+		if f.GPUModel == "T4" {
+			t.Errorf("pure-bf16 training was placed on a T4: %+v", f)
+		}
+	}
+}
+
+func TestRecommendFractionalSlice(t *testing.T) {
+	m := mustModel(t, "qwen2.5-0.5b")
+	job := Job{Task: TaskInference, Batch: 1, SeqLen: 512}
+	n := need(t, m, job, 1)
+	// A 1/8 slice of a 24 GiB L4 holds 3 GiB; a half slice 12 GiB.
+	eighth := offer("aws", "g6f.large", "L4", 0.125, 24, 0.2)
+	half := offer("aws", "g6f.2xlarge", "L4", 0.5, 24, 0.6)
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: []pricing.Offer{eighth, half}})
+	for _, f := range rec.Offers {
+		if f.MemPerDeviceGiB() < n {
+			t.Errorf("slice %s with %v GiB accepted for a need of %v GiB", f.InstanceType, f.MemPerDeviceGiB(), n)
+		}
+	}
+	if n <= 3 && (len(rec.Offers) == 0 || rec.Offers[0].InstanceType != "g6f.large") {
+		t.Errorf("need %v GiB fits a 3 GiB slice, but fits = %+v", n, rec.Offers)
+	}
+	if n > 3 && n <= 12 && (len(rec.Offers) != 1 || rec.Offers[0].InstanceType != "g6f.2xlarge") {
+		t.Errorf("need %v GiB: want only the half slice, got %+v", n, rec.Offers)
+	}
+}
+
+func TestRecommendLadderOrderAndSavings(t *testing.T) {
+	m := mustModel(t, "llama-2-7b")
+	job := Job{Task: TaskFullFT, Precision: "fp32", Batch: 4, SeqLen: 1024}
+	// A price list where smaller needs buy cheaper GPUs: price rises with memory.
+	var offers []pricing.Offer
+	for i, mem := range []float64{16, 24, 48, 80, 141, 192} {
+		offers = append(offers, offer("p", "g"+string(rune('a'+i)), "H100", 1, mem, float64(i+1)))
+		offers = append(offers, offer("p", "8x-g"+string(rune('a'+i)), "H100", 8, mem, 8*float64(i+1)))
+	}
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	var order []string
+	for _, s := range rec.Ladder {
+		order = append(order, s.Flags)
+	}
+	want := []string{"--batch 1", "--precision bf16-mixed", "--grad-ckpt", "--task lora", "--shard zero3", "--shard zero2 --offload optimizer", "--task qlora"}
+	if strings.Join(order, " | ") != strings.Join(want, " | ") {
+		t.Fatalf("ladder = %v; want %v", order, want)
+	}
+	base := 0.0
+	if len(rec.Offers) > 0 {
+		base = rec.Offers[0].PriceUSDHr
+	}
+	for _, s := range rec.Ladder {
+		if s.Tradeoff == "" {
+			t.Errorf("step %s has no trade-off", s.Change)
+		}
+		if s.Cheapest == nil {
+			continue
+		}
+		if s.Cheapest.NeedPerGPUGiB > s.Cheapest.MemPerDeviceGiB() {
+			t.Errorf("step %s: cheapest offer does not fit", s.Change)
+		}
+		if base > 0 {
+			want := math.Round((base-s.Cheapest.PriceUSDHr)/base*1000) / 10
+			if s.SavingPct == nil || *s.SavingPct != want {
+				t.Errorf("step %s saving = %v; want %v (%v -> %v)", s.Change, s.SavingPct, want, base, s.Cheapest.PriceUSDHr)
+			}
+		}
+	}
+	// QLoRA needs less than LoRA, which needs less than the fp32 full fine-tune.
+	byFlags := map[string]LadderStep{}
+	for _, s := range rec.Ladder {
+		byFlags[s.Flags] = s
+	}
+	if !(byFlags["--task qlora"].DeviceTotalGiB < byFlags["--task lora"].DeviceTotalGiB) {
+		t.Errorf("qlora need %v not below lora need %v", byFlags["--task qlora"].DeviceTotalGiB, byFlags["--task lora"].DeviceTotalGiB)
+	}
+	// Inference has no training rungs; its rungs are int8 then 4-bit.
+	inf := recommend(t, RecommendInput{Model: m, Job: Job{Task: TaskInference}, Offers: offers})
+	if len(inf.Ladder) != 2 || inf.Ladder[0].Flags != "--quant int8" || inf.Ladder[1].Flags != "--quant nf4" {
+		t.Errorf("inference ladder = %+v; want int8 then nf4", inf.Ladder)
+	}
+}
+
+func TestRecommendJobCostPrefersFasterGPU(t *testing.T) {
+	m := mustModel(t, "llama-2-7b")
+	job := Job{Task: TaskLoRA, Batch: 1, SeqLen: 512}
+	n := need(t, m, job, 1)
+	// H100: 989.5 bf16 TFLOPS at 4.00/h; A100-80GB: 312 TFLOPS at 2.00/h. Per hour the
+	// A100 is cheaper; per job the H100 is: cost ∝ price / TFLOPS = 0.00404 vs 0.00641.
+	h100 := offer("p", "h100", "H100", 1, math.Max(80, n+1), 4.0)
+	a100 := offer("p", "a100", "A100-80GB", 1, math.Max(80, n+1), 2.0)
+	tokens := 1e9
+	in := RecommendInput{Model: m, Job: job, Offers: []pricing.Offer{h100, a100}, Tokens: tokens}
+	hourly := recommend(t, in)
+	if hourly.Offers[0].InstanceType != "a100" {
+		t.Errorf("hourly ranking picked %s; want a100", hourly.Offers[0].InstanceType)
+	}
+	in.Rank = "job"
+	byJob := recommend(t, in)
+	if byJob.Offers[0].InstanceType != "h100" {
+		t.Fatalf("job ranking picked %s; want h100", byJob.Offers[0].InstanceType)
+	}
+	// LoRA: 4 · N · tokens FLOPs over 989.5e12 × 0.35 MFU.
+	wantH := 4 * float64(m.ActiveParams()) * tokens / (989.5e12 * DefaultMFU) / 3600
+	if got := *byJob.Offers[0].EstHours; math.Abs(got-wantH) > 0.001 {
+		t.Errorf("H100 hours = %v; want %v", got, wantH)
+	}
+	if got, want := *byJob.Offers[0].EstCostUSD, math.Round(wantH*1000)/1000*4.0; math.Abs(got-want) > 0.01 {
+		t.Errorf("H100 cost = %v; want %v", got, want)
+	}
+	// A GPU without a datasheet compute figure gets no time, and a warning says so.
+	a10g := offer("p", "a10g", "A10G", 1, 200, 0.1)
+	in.Offers = append(in.Offers, a10g)
+	withA10G := recommend(t, in)
+	if last := withA10G.Offers[len(withA10G.Offers)-1]; last.InstanceType != "a10g" || last.EstHours != nil {
+		t.Errorf("A10G fit = %+v; want it last with no time estimate", last)
+	}
+	if !strings.Contains(strings.Join(withA10G.Warnings, "\n"), "A10G") {
+		t.Errorf("warnings %v do not name the A10G's missing figure", withA10G.Warnings)
+	}
+	if _, err := Recommend(RecommendInput{Model: m, Job: job, Offers: in.Offers, Rank: "job"}); err == nil {
+		t.Error("--rank job without --tokens succeeded")
+	}
+}
+
+func TestRecommendNothingFitsNearestMiss(t *testing.T) {
+	m := mustModel(t, "llama-2-70b")
+	job := Job{Task: TaskLoRA, Batch: 1, SeqLen: 512}
+	offers := []pricing.Offer{offer("p", "1x80", "A100-80GB", 1, 80, 2), offer("p", "8x80", "A100-80GB", 8, 80, 16)}
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	if len(rec.Offers) != 0 {
+		t.Fatalf("70B LoRA in bf16-mixed fitted 80 GiB: %+v", rec.Offers)
+	}
+	for _, want := range []string{"GiB per GPU", "the largest GPU offered has 80.0 GiB", "--task qlora", "would fit"} {
+		if !strings.Contains(rec.NearestMiss, want) {
+			t.Errorf("nearest miss %q lacks %q", rec.NearestMiss, want)
+		}
+	}
+}
+
+func TestRecommendStaleAndSnapshotWarnings(t *testing.T) {
+	m := mustModel(t, "llama-2-7b")
+	o := offer("lambda", "x", "H100", 1, 80, 2)
+	o.Source = "snapshot"
+	o.ObservedAt = obs.Add(-30 * 24 * time.Hour)
+	rec := recommend(t, RecommendInput{Model: m, Job: Job{}, Offers: []pricing.Offer{o}, Now: obs, StaleAfter: 7 * 24 * time.Hour})
+	w := strings.Join(rec.Warnings, "\n")
+	if !strings.Contains(w, "lambda (30 d)") || !strings.Contains(w, "picker refresh") {
+		t.Errorf("warnings = %q; want lambda named as stale and a refresh suggestion", w)
+	}
+}
+
+func TestRecommendDeterministic(t *testing.T) {
+	m := mustModel(t, "llama-2-7b")
+	var offers []pricing.Offer
+	for i := range 50 {
+		offers = append(offers, offer("p"+string(rune('a'+i%5)), "t"+string(rune('a'+i)), "H100", 1, 80, float64(1+i%3)))
+	}
+	a := recommend(t, RecommendInput{Model: m, Job: Job{}, Offers: offers})
+	for range 3 {
+		b := recommend(t, RecommendInput{Model: m, Job: Job{}, Offers: offers})
+		for i := range a.Offers {
+			if a.Offers[i].Key() != b.Offers[i].Key() {
+				t.Fatalf("run differs at %d: %v vs %v", i, a.Offers[i].Key(), b.Offers[i].Key())
+			}
+		}
+	}
+}
