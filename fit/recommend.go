@@ -122,7 +122,7 @@ type evaluator struct {
 	job      Job
 	headroom float64
 	cache    [maxCachedGPUs + 1][2]*variant
-	caps     []gpuCaps // per offer, shared by every evaluator of one Recommend call
+	caps     []*gpuCaps // per offer, shared by every evaluator of one Recommend call
 	bf16     bool      // the job uses bf16 (GPUs without it switch to fp16)
 	flash    bool      // the job asks for FlashAttention
 	offload  bool
@@ -132,7 +132,7 @@ type evaluator struct {
 // seen in practice: clouds sell up to 16 GPUs per instance) are estimated uncached.
 const maxCachedGPUs = 64
 
-func newEvaluator(in *RecommendInput, job Job, caps []gpuCaps) *evaluator {
+func newEvaluator(in *RecommendInput, job Job, caps []*gpuCaps) *evaluator {
 	h := in.HeadroomPct
 	if h < 0 {
 		h = DefaultHeadroomPct
@@ -204,7 +204,7 @@ func (e *evaluator) evaluate(i int) (cand, bool) {
 	if g == 0 {
 		return cand{}, false
 	}
-	c := &e.caps[i]
+	c := e.caps[i]
 	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
 	if fp16 && !c.bf16 && e.job.IsTraining() && e.job.Precision == "bf16" {
 		return cand{}, false // pure-bf16 training has no fp16 equivalent without loss scaling
@@ -222,15 +222,13 @@ func (e *evaluator) evaluate(i int) (cand, bool) {
 		return cand{}, false
 	}
 	cd := cand{i: i, primary: o.PriceUSDHr, spare: mem - v.need, hours: -1, vk: vk, need: v.need}
-	if e.in.Tokens > 0 {
+	// Job time is needed per offer only to rank by job cost; hourly ranking computes
+	// it for the few offers it reports (in fit).
+	if e.in.Rank == "job" {
+		cd.primary = math.Inf(1)
 		if h, ok := jobHours(e.in.Model, v.res, o, c, g, e.in.Tokens, e.in.MFU); ok {
 			cd.hours = h
-		}
-		if e.in.Rank == "job" {
-			cd.primary = math.Inf(1)
-			if cd.hours >= 0 {
-				cd.primary = cd.hours * o.PriceUSDHr
-			}
+			cd.primary = h * o.PriceUSDHr
 		}
 	}
 	return cd, true
@@ -270,6 +268,11 @@ func keyLess(a, b *pricing.Offer) bool {
 func (e *evaluator) fit(cd cand) Fit {
 	o := &e.in.Offers[cd.i]
 	f := Fit{Offer: *o, NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
+	if cd.hours < 0 && e.in.Tokens > 0 && e.in.Rank != "job" {
+		if h, ok := jobHours(e.in.Model, e.variant(cd.vk).res, o, e.caps[cd.i], cd.vk.gpus, e.in.Tokens, e.in.MFU); ok {
+			cd.hours = h
+		}
+	}
 	if cd.hours >= 0 {
 		h := round3(cd.hours)
 		c := round3(cd.hours * o.PriceUSDHr)
@@ -321,14 +324,14 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	if err != nil {
 		return nil, err
 	}
-	caps := make([]gpuCaps, len(in.Offers))
-	byName := map[string]gpuCaps{}
+	caps := make([]*gpuCaps, len(in.Offers))
+	byName := map[string]*gpuCaps{}
 	for i := range in.Offers {
 		name := in.Offers[i].GPUModel
 		c, ok := byName[name]
 		if !ok {
 			g, known := pricing.LookupGPU(name)
-			c = gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), spec: g}
+			c = &gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), spec: g}
 			byName[name] = c
 		}
 		caps[i] = c
@@ -483,7 +486,7 @@ var inferenceLadder = []ladderChange{
 		func(j Job, _ bool) bool { return j.Quant != "nf4" && j.Quant != "fp4" && j.Quant != "int4" }, func(j Job) Job { j.Quant = "nf4"; return j }, false},
 }
 
-func ladder(in *RecommendInput, caps []gpuCaps, baseFits []Fit) []LadderStep {
+func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
 	training := in.Job.IsTraining()
 	changes := inferenceLadder
 	if training {
