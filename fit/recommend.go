@@ -123,9 +123,11 @@ type evaluator struct {
 	headroom float64
 	cache    [maxCachedGPUs + 1][2]*variant
 	caps     []*gpuCaps // per offer, shared by every evaluator of one Recommend call
-	bf16     bool      // the job uses bf16 (GPUs without it switch to fp16)
-	flash    bool      // the job asks for FlashAttention
+	bf16     bool       // the job uses bf16 (GPUs without it switch to fp16)
+	flash    bool       // the job asks for FlashAttention
 	offload  bool
+	// minGPUs skips offers with fewer GPUs (the ZeRO-3 rung needs GPUs to shard across).
+	minGPUs int
 }
 
 // maxCachedGPUs bounds the GPU counts the variant cache holds; larger counts (none
@@ -201,7 +203,7 @@ type cand struct {
 func (e *evaluator) evaluate(i int) (cand, bool) {
 	o := &e.in.Offers[i]
 	g := e.gpusFor(o)
-	if g == 0 {
+	if g == 0 || g < e.minGPUs {
 		return cand{}, false
 	}
 	c := e.caps[i]
@@ -517,6 +519,9 @@ func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
 			continue
 		}
 		ev := newEvaluator(&sub, j, caps)
+		if ch.perOfferGPUs {
+			ev.minGPUs = 2
+		}
 		best := rankFits(ev, 1)
 		step := LadderStep{Change: ch.name, Flags: ch.flags, Tradeoff: ch.tradeoff}
 		if len(best) > 0 {

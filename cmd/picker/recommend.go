@@ -22,6 +22,7 @@ type recommendOutput struct {
 	Ladder      []fit.LadderStep `json:"ladder"`
 	Warnings    []string         `json:"warnings"`
 	NearestMiss string           `json:"nearest_miss,omitempty"`
+	HeadroomPct float64          `json:"headroom_pct"`
 }
 
 type recommendFlags struct {
@@ -122,7 +123,7 @@ func (a *app) recommend(ctx context.Context, fs *pflag.FlagSet, rf *recommendFla
 	if err != nil {
 		return nil, err
 	}
-	return &recommendOutput{rec.Estimate, rec.Offers, rec.Ladder, rec.Warnings, rec.NearestMiss}, nil
+	return &recommendOutput{rec.Estimate, rec.Offers, rec.Ladder, rec.Warnings, rec.NearestMiss, rf.headroom}, nil
 }
 
 // fitColumns are the CSV columns of a recommended offer (CONTRACT offer fields).
@@ -153,7 +154,7 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 		}
 		return writeCSV(w, fitColumns, rows)
 	}
-	fmt.Fprintln(w, estimateSummary(r.Estimate))
+	fmt.Fprintln(w, estimateSummary(r.Estimate, r.HeadroomPct))
 	fmt.Fprintln(w)
 	if len(r.Offers) > 0 {
 		withCost := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.EstCostUSD != nil })
@@ -213,7 +214,7 @@ func optFmt(v *float64, prec int) string {
 }
 
 // estimateSummary is the one-line estimate: the need per GPU and the largest parts.
-func estimateSummary(r *fit.Result) string {
+func estimateSummary(r *fit.Result, headroomPct float64) string {
 	if r == nil {
 		return ""
 	}
@@ -245,5 +246,6 @@ func estimateSummary(r *fit.Result) string {
 	if r.Job.GPUs > 1 {
 		gpus = fmt.Sprintf(" on each of %d GPUs", r.Job.GPUs)
 	}
-	return fmt.Sprintf("%s, %s: needs %s GiB per GPU%s (%s)", r.Model.Name, jobSummary(r.Job), num(r.DeviceTotalGiB, 1), gpus, strings.Join(big, ", "))
+	return fmt.Sprintf("%s, %s: needs %s GiB per GPU%s (%s); %s GiB with %s %% headroom", r.Model.Name, jobSummary(r.Job),
+		num(r.DeviceTotalGiB, 1), gpus, strings.Join(big, ", "), num(r.DeviceTotalGiB*(1+headroomPct/100), 1), num(headroomPct, 1))
 }
