@@ -1,0 +1,82 @@
+package fit
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCatalogSizeAndLookup(t *testing.T) {
+	entries := Catalog()
+	if len(entries) < 60 {
+		t.Fatalf("catalog has %d models, want >= 60", len(entries))
+	}
+	for _, e := range entries {
+		for _, key := range append([]string{e.Name, e.HFID, strings.ToUpper(e.Name)}, e.Aliases...) {
+			m, ok, err := CatalogModel(key)
+			if !ok || err != nil {
+				t.Errorf("CatalogModel(%q): ok %v err %v", key, ok, err)
+				continue
+			}
+			if m.Name != e.Name || m.HFID != e.HFID {
+				t.Errorf("CatalogModel(%q) = %s/%s, want %s/%s", key, m.Name, m.HFID, e.Name, e.HFID)
+			}
+			if m.Params() <= 0 {
+				t.Errorf("%s: params %d", key, m.Params())
+			}
+		}
+	}
+}
+
+// TestCatalogCoversCalibration: every model named in the calibration cases resolves from
+// the catalog, so the accuracy test never needs the network.
+func TestCatalogCoversCalibration(t *testing.T) {
+	for _, c := range loadCases(t, "testdata/vram_cases.csv") {
+		if _, ok, err := CatalogModel(c.model); !ok || err != nil {
+			t.Errorf("case %s: model %s not in the catalog (err %v)", c.id, c.model, err)
+		}
+	}
+}
+
+func TestImagePipelines(t *testing.T) {
+	tests := []struct {
+		name       string
+		components []string
+		minParams  float64
+	}{
+		{"sd-1.5", []string{"unet", "text_encoder", "vae"}, 1.0e9},
+		{"sdxl-base", []string{"unet", "text_encoder", "text_encoder_2", "vae"}, 3.4e9},
+		{"flux.1-dev", []string{"transformer", "text_encoder", "text_encoder_2", "vae"}, 16.8e9},
+	}
+	for _, tt := range tests {
+		m, ok, err := CatalogModel(tt.name)
+		if !ok || err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !m.IsImageModel() {
+			t.Errorf("%s: not an image model", tt.name)
+		}
+		have := map[string]int64{}
+		for _, c := range m.pipe.Components {
+			have[c.Name] = c.Params
+		}
+		for _, c := range tt.components {
+			if have[c] <= 0 {
+				t.Errorf("%s: component %s missing", tt.name, c)
+			}
+		}
+		if float64(m.Params()) < tt.minParams {
+			t.Errorf("%s: params %d < %g", tt.name, m.Params(), tt.minParams)
+		}
+	}
+}
+
+func TestClosestNames(t *testing.T) {
+	got := closestNames("llama-2-7", 3)
+	if len(got) == 0 || !strings.HasPrefix(got[0], "llama-2-7b") {
+		t.Errorf("closestNames(llama-2-7) = %v, want llama-2-7b first", got)
+	}
+	got = closestNames("mistrl-7b", 3)
+	if len(got) == 0 || got[0] != "mistral-7b" {
+		t.Errorf("closestNames(mistrl-7b) = %v", got)
+	}
+}
