@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,8 @@ type app struct {
 	output  string
 	quiet   bool
 	verbose bool
+	// logFormat is text or json (--log-format, env PICKER_LOG_FORMAT).
+	logFormat string
 
 	cfg *config.Config
 	st  *store.Store
@@ -143,11 +146,12 @@ that fits.`,
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table, json or csv")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only errors")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log debug detail")
+	pf.StringVar(&a.logFormat, "log-format", cmp.Or(a.m.Getenv("PICKER_LOG_FORMAT"), "text"), "log format on stderr: text or json (env PICKER_LOG_FORMAT)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
 	})
 	root.AddCommand(
-		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(),
+		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Flags().SortFlags = false
@@ -178,7 +182,15 @@ func (a *app) setup() error {
 	if a.verbose {
 		level = slog.LevelDebug
 	}
-	a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	hopts := &slog.HandlerOptions{Level: level}
+	switch a.logFormat {
+	case "text", "":
+		a.log = slog.New(slog.NewTextHandler(a.stderr, hopts))
+	case "json":
+		a.log = slog.New(slog.NewJSONHandler(a.stderr, hopts))
+	default:
+		return usageError{fmt.Errorf("--log-format %q: want text or json", a.logFormat)}
+	}
 	cfg, err := config.Load(a.cfgPath)
 	if err != nil {
 		return err

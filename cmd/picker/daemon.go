@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pickergpu/picker/config"
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers/registry"
+	"github.com/pickergpu/picker/refresh"
+	"github.com/pickergpu/picker/scheduler"
+	"github.com/pickergpu/picker/store"
+)
+
+// nightlySpec is when the maintenance job runs (UTC): prune history older than
+// [store] keep_history, then PRAGMA optimize.
+const nightlySpec = "0 3 * * *"
+
+// nightlyTimeout bounds the maintenance job.
+const nightlyTimeout = 30 * time.Minute
+
+// Seams for tests: which signals the daemon hears and how it exits at once.
+var (
+	notifySignals = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
+	exitNow       = os.Exit
+)
+
+type daemonOptions struct {
+	listen          string
+	shutdownTimeout time.Duration
+}
+
+func (a *app) daemonCmd() *cobra.Command {
+	var o daemonOptions
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Refresh prices on each provider's schedule and serve the HTTP API",
+		Long: `daemon keeps prices fresh and answers questions over HTTP.
+
+Each enabled provider is refreshed on its cron schedule ([providers.NAME] schedule,
+else [refresh] schedule; UTC; descriptors such as "@every 30m" work), under its
+[refresh] timeout, never overlapping itself. At start, a provider whose newest
+successful refresh is older than its schedule's period is refreshed at once. A
+failing provider keeps its last good prices. A nightly job (03:00 UTC) prunes price
+history older than [store] keep_history and runs PRAGMA optimize.
+
+The API (GET; query parameters are the command's flags; bodies are exactly the
+command's -o json):
+  /healthz          {"status":"ok"} when the database answers
+  /v1/offers        picker offers
+  /v1/estimate      picker estimate
+  /v1/recommend     picker recommend (404 with the nearest miss when nothing fits)
+  /v1/providers     picker providers
+A bad parameter is a 400 whose JSON error names it.
+
+SIGINT or SIGTERM stops it gracefully: no new requests, running refreshes cancelled,
+bounded by --shutdown-timeout; a second signal exits at once.`,
+		Example: `  picker daemon
+  picker daemon --listen 127.0.0.1:9090 --log-format json
+  curl 'localhost:8080/v1/recommend?model=llama-2-7b&task=lora&batch=4'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runDaemon(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.listen, "listen", "", "address for the HTTP API (default [daemon] listen, "+config.DefaultListen+")")
+	cmd.Flags().DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on shutdown, how long to wait for requests and refreshes to finish")
+	return cmd
+}
+
+func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
+	listen := o.listen
+	if listen == "" {
+		listen = a.cfg.Daemon.Listen
+	}
+	if o.shutdownTimeout <= 0 {
+		return usageError{fmt.Errorf("--shutdown-timeout %v: must be positive", o.shutdownTimeout)}
+	}
+
+	// main's signal.NotifyContext cancels ctx at the first SIGINT/SIGTERM. The daemon
+	// listens too, on its own channel, so that it also sees the second one.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	notifySignals(sigs)
+	defer signal.Stop(sigs)
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		n := 0
+		for {
+			select {
+			case s := <-sigs:
+				n++
+				if n == 1 {
+					a.log.Info("signal received; shutting down (send it again to exit at once)", "signal", s.String())
+					cancel()
+					continue
+				}
+				a.log.Warn("second signal; exiting at once", "signal", s.String())
+				exitNow(exitRuntime)
+			case <-stopped:
+				return
+			}
+		}
+	}()
+
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return pricing.Errorf(pricing.Unavailable, "daemon: listen on %s: %w", listen, err)
+	}
+	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+		if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
+			a.log.Warn("the API listens beyond this machine and has no authentication", "listen", ln.Addr().String())
+		}
+	}
+
+	sched := scheduler.New(ctx, scheduler.Options{Log: a.log, Parallel: a.cfg.Refresh.Parallel})
+	providers, err := a.scheduleRefreshes(ctx, sched, st)
+	if err == nil {
+		err = sched.Add(scheduler.Task{Name: "nightly", Spec: nightlySpec, Timeout: nightlyTimeout, Run: func(ctx context.Context) error {
+			return a.nightly(ctx, st)
+		}})
+	}
+	if err != nil {
+		ln.Close()
+		return err
+	}
+
+	srv := a.newHTTPServer(a.apiHandler())
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	sched.Start()
+	a.log.Info("daemon started", "listen", ln.Addr().String(), "db", st.Path(), "providers", providers,
+		"keep_history", a.cfg.Store.KeepHistory.Duration.String())
+
+	var failure error
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		failure = fmt.Errorf("daemon: serve HTTP: %w", err)
+		cancel()
+	}
+
+	// Shutdown: stop accepting requests and let the ones in flight finish, while
+	// running refreshes are cancelled (the scheduler's context is a child of ctx) and
+	// waited for; both within the bound. The store is closed by Main.Run after this
+	// returns.
+	a.log.Info("shutting down", "bound", o.shutdownTimeout)
+	t0 := time.Now()
+	schedDone := make(chan error, 1)
+	go func() { schedDone <- sched.Stop(o.shutdownTimeout) }()
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
+	defer scancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		a.log.Warn("requests still running at the shutdown bound; closing their connections", "error", err)
+		srv.Close()
+	}
+	if err := <-schedDone; err != nil {
+		a.log.Warn("refreshes still running at the shutdown bound were abandoned; their transactions roll back", "error", err)
+	}
+	a.log.Info("stopped", "took", time.Since(t0).Round(time.Millisecond))
+	return failure
+}
+
+// scheduleRefreshes adds a refresh task per enabled provider and returns their names.
+// A provider whose newest successful refresh is older than its period runs at once.
+func (a *app) scheduleRefreshes(ctx context.Context, sched *scheduler.Scheduler, st *store.Store) ([]string, error) {
+	var names []string
+	for _, d := range registry.All() {
+		if a.cfg.Enabled(d.Name) {
+			names = append(names, d.Name)
+		}
+	}
+	if len(names) == 0 {
+		a.log.Warn("no provider is enabled; serving stored prices only (enable one with [providers.NAME] enabled = true)", "config", a.cfg.String())
+		return nil, nil
+	}
+	jobs, err := a.refreshJobs(names)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := st.Providers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	last := map[string]time.Time{}
+	for _, s := range stats {
+		last[s.Provider] = s.LastSuccess
+	}
+	now := a.now()
+	for _, j := range jobs {
+		spec := a.cfg.Schedule(j.Name)
+		due, err := scheduler.Due(spec, last[j.Name], now)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", j.Name, err)
+		}
+		err = sched.Add(scheduler.Task{Name: "refresh " + j.Name, Spec: spec, Timeout: j.Timeout, RunAtStart: due, Limited: true, Run: a.refreshTask(st, j)})
+		if err != nil {
+			return nil, err
+		}
+		args := []any{"provider", j.Name, "schedule", spec, "timeout", j.Timeout, "refresh_now", due}
+		if t := last[j.Name]; !t.IsZero() {
+			args = append(args, "last_success", t.Format(time.RFC3339))
+		}
+		a.log.Info("provider scheduled", args...)
+	}
+	return names, nil
+}
+
+// refreshTask is one scheduled refresh of a provider: fetch, one store transaction;
+// a failure is recorded and the last good prices stay current.
+func (a *app) refreshTask(st refresh.Store, j refresh.Job) func(context.Context) error {
+	return func(ctx context.Context) error {
+		r := refresh.Run(ctx, st, j, a.now)
+		for _, w := range r.Warnings {
+			a.log.Warn(w, "provider", r.Provider)
+		}
+		for part, e := range r.Failed {
+			a.log.Warn("part of the refresh failed; its last good prices stay current", "provider", r.Provider, "part", part, "error", e)
+		}
+		if r.Err != nil {
+			return fmt.Errorf("refresh %s failed, last good prices kept: %w", r.Provider, r.Err)
+		}
+		a.log.Info("refreshed", "provider", r.Provider, "offers", r.OffersSeen, "prices_changed", r.PricesChanged,
+			"offers_closed", r.OffersClosed, "duration", r.Duration.Round(time.Millisecond))
+		return nil
+	}
+}
+
+// nightly prunes closed price intervals older than [store] keep_history (when set),
+// then lets SQLite refresh its planner statistics.
+func (a *app) nightly(ctx context.Context, st *store.Store) error {
+	var errs []error
+	if keep := a.cfg.Store.KeepHistory.Duration; keep > 0 {
+		cutoff := a.now().Add(-keep)
+		n, err := st.Prune(ctx, cutoff)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			a.log.Info("pruned price history", "older_than", cutoff.UTC().Format(time.RFC3339), "intervals_deleted", n)
+		}
+	}
+	if err := st.Optimize(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
