@@ -91,6 +91,9 @@ func runCalibration(t *testing.T, path string) (pass, n int) {
 	byCompare, byTask := map[string]*tally{}, map[string]*tally{}
 	var errs []float64
 	for _, c := range cases {
+		if c.measured <= 0 { // not measured (skipped on the GPU run, or a template row)
+			continue
+		}
 		est, ok, msg := math.NaN(), false, ""
 		m, err := ResolveModel(context.Background(), c.model, offline)
 		var res *Result
@@ -167,5 +170,34 @@ func TestCalibration(t *testing.T) {
 	}
 	if frac := float64(pass) / float64(n); frac < 0.80 {
 		t.Errorf("calibration: %d/%d = %.1f%% of cases within ±15%%, want >= 80%%", pass, n, 100*frac)
+	}
+}
+
+// TestGPUCasesEstimate: every case prepared for the GPU run (tools/gpu_cases.csv) is a
+// valid job for the estimator, and measured results, once committed as
+// testdata/measured_gpu.csv, are scored too (reported, not yet a gate).
+func TestGPUCasesEstimate(t *testing.T) {
+	offline := ResolveOptions{Endpoint: "http://127.0.0.1:1"}
+	cases := loadCases(t, "../tools/gpu_cases.csv")
+	if len(cases) < 40 {
+		t.Errorf("tools/gpu_cases.csv has %d cases, want >= 40", len(cases))
+	}
+	for _, c := range cases {
+		m, err := ResolveModel(context.Background(), c.model, offline)
+		if err != nil {
+			t.Errorf("%s: %v", c.id, err)
+			continue
+		}
+		job, err := ParseJob(c.flags)
+		if err != nil {
+			t.Errorf("%s: %v", c.id, err)
+			continue
+		}
+		if _, err := Estimate(m, job); err != nil {
+			t.Errorf("%s: %v", c.id, err)
+		}
+	}
+	if _, err := os.Stat("testdata/measured_gpu.csv"); err == nil {
+		runCalibration(t, "testdata/measured_gpu.csv")
 	}
 }

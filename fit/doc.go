@@ -1,0 +1,72 @@
+// Package fit estimates the GPU memory a training or inference job needs and, in
+// recommend*.go, matches it to priced offers. It is pure computation over plain values:
+// ResolveModel turns a name, Hub id, config.json path or parameter count into a *Model once
+// (parsing JSON, counting parameters, deriving per-layer activation tensors), and
+// Estimate(model, job) then does arithmetic only, so the recommender can call it for every
+// GPU count and every step of its savings ladder (BenchmarkEstimate: ~1-2 µs).
+//
+// # Memory model (per GPU)
+//
+// peak_allocated = weights + gradients + optimizer states + activations + KV cache +
+// workspace, the largest simultaneous sum of live tensors, which is what
+// torch.cuda.max_memory_allocated() reports. device_total adds the CUDA context
+// (CUDAContextGiB) and the caching allocator's reserved-but-free memory (a few percent of
+// long-lived tensors, 10 % of activations and temporaries); that is what must fit in an
+// offer's VRAM.
+//
+// Weights: fp32 4 bytes, fp16/bf16 2 bytes per parameter. Quantized jobs quantize only the
+// linear layers inside transformer blocks, as bitsandbytes does; embeddings, lm_head, norms
+// and biases stay in the compute dtype. NF4/FP4 cost 0.5 byte plus one fp32 absmax per
+// 64-weight block (bitsandbytes blocksize 64); double quantization stores those constants
+// in 8 bits with one fp32 constant per 256 blocks (Dettmers et al. 2023, "QLoRA", §3);
+// LLM.int8 keeps one int8 per weight and an fp32 scale per output row; GPTQ/AWQ-style int4
+// adds an fp16 scale and a 4-bit zero per 128 weights.
+//
+// Training states: AdamW keeps m and v (8 bytes/param in fp32), 8-bit AdamW 2 bytes
+// (Dettmers et al. 2021), Adafactor a factored second moment (a row and a column per
+// matrix, Shazeer & Stern 2018), SGD nothing, SGD with momentum one buffer. Mixed precision
+// under ZeRO/FSDP follows the ZeRO paper (Rajbhandari et al. 2020): 2 bytes of 16-bit
+// weights + 2 of gradients + 12 of fp32 master weights, m and v. Plain PyTorch AMP keeps
+// fp32 weights and gradients plus autocast's cached half copies during the forward pass.
+// "True" bf16/fp16 keeps every state in that dtype (LitGPT's bf16-true). torch.optim.AdamW's
+// foreach implementation materialises sqrt(v) for all parameters during the step, which
+// sets the peak when activations are small.
+//
+// LoRA: trainable parameters are PEFT's r·(d_in+d_out) per targeted linear layer
+// (Llama-2-7B, r=8, q_proj+v_proj: 4,194,304). Defaults are PEFT's per-architecture
+// target_modules; "all-linear" is every linear layer but the output head. Only adapters
+// have gradients and optimizer states. Frozen layers do not keep their inputs for
+// backward unless they are quantized (bitsandbytes' matmul saves them) or adapted.
+//
+// Activations: counted tensor by tensor as Korthikanti et al. 2022 ("Reducing Activation
+// Recomputation in Large Transformer Models", §4) do, but for the Hugging Face layer
+// implementations: norm inputs (fp32 for RMSNorm, which upcasts), linear inputs when a
+// weight gradient needs them, the MLP's activation inputs and products, the q, k, v and
+// output that SDPA/FlashAttention keep (grouped K/V heads are repeated for SDPA/eager, not
+// for FlashAttention-2), dropout masks, and for eager attention the s×s softmax
+// probabilities (in fp32 where the implementation upcasts). Gradient checkpointing keeps
+// only each layer's input and recomputes one layer at a time. The loss keeps the logits,
+// their fp32 upcast, the fp32 log-softmax and the fp32 gradient: 14 bytes per token per
+// vocabulary entry in 16-bit training, gigabytes for 128k vocabularies at long sequences.
+//
+// Inference: weights + KV cache (2 × layers × kv_heads × head_dim × tokens × batch;
+// grouped-query and multi-query attention store only their KV heads, DeepSeek's MLA its
+// compressed latent) + the prefill workspace of one layer, the last position's logits, and
+// the largest checkpoint tensor copied once more while the weights load.
+//
+// Sharding: ZeRO-1 divides optimizer states by the GPU count, ZeRO-2 also gradients,
+// ZeRO-3/FSDP also parameters (Rajbhandari et al. 2020), plus the gathered working set (two
+// layers for FSDP; DeepSpeed's stage3_max_live_parameters for ZeRO-3). DDP adds gradient
+// buckets. Tensor-parallel inference divides weights, KV heads and workspace. Offload
+// moves optimizer states (and parameters) to host memory, reported as cpu_ram_gib.
+//
+// Image generation: every pipeline component's weights (catalog data: UNet/transformer,
+// text encoders, VAE, SD 1.5's safety checker) + the larger of the denoiser's temporaries
+// at the resolution and batch (doubled by classifier-free guidance; eager attention
+// materialises the token×token scores) and the VAE decode peak (full-resolution
+// 256-channel tensors; SDXL's VAE decodes in fp32 when the pipeline runs in fp16).
+//
+// The calibration test (calibration_test.go) runs every measured case in
+// testdata/vram_cases.csv and must keep at least 80 % within ±15 %, judged as
+// shared/calibration/score.py judges the CLI.
+package fit
