@@ -73,6 +73,13 @@ const offerColumns = `provider, region, zone, instance_type, purchase, gpu_model
 // purchase so the order is the same on every run. ObservedAt is when the price was
 // last seen, Source where it came from.
 func (s *Store) Offers(ctx context.Context, q Query) ([]pricing.Offer, error) {
+	if c := s.cache; c != nil {
+		return c.offers(ctx, s, q)
+	}
+	return s.queryOffers(ctx, q)
+}
+
+func (s *Store) queryOffers(ctx context.Context, q Query) ([]pricing.Offer, error) {
 	sortBy, err := ParseSort(string(q.Sort))
 	if err != nil {
 		return nil, err

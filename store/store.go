@@ -37,6 +37,8 @@ import (
 type Store struct {
 	db   *sql.DB
 	path string
+	// cache, when set (CacheOffers), serves repeated Offers queries from memory.
+	cache *offerCache
 }
 
 //go:embed migrations/*.sql

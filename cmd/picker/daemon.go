@@ -27,6 +27,10 @@ const nightlySpec = "0 3 * * *"
 // nightlyTimeout bounds the maintenance job.
 const nightlyTimeout = 30 * time.Minute
 
+// offerCacheSize bounds the offers the daemon keeps in memory across cached queries
+// (about 250 bytes each).
+const offerCacheSize = 200_000
+
 // Seams for tests: which signals the daemon hears and how it exits at once.
 var (
 	notifySignals = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
@@ -117,6 +121,9 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	if err != nil {
 		return err
 	}
+	// Most API requests repeat a few offer queries (recommend reads every current
+	// offer matching its filters); serve them from memory until the next refresh.
+	st.CacheOffers(offerCacheSize)
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return pricing.Errorf(pricing.Unavailable, "daemon: listen on %s: %w", listen, err)
