@@ -245,6 +245,7 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 	allRegions := slices.Sorted(maps.Keys(all))
 	types := 0
 	var soldOut []string
+	seen := map[pricing.Key]bool{}
 	for _, name := range slices.Sorted(maps.Keys(data)) {
 		e := data[name]
 		where := "instance type " + name
@@ -321,6 +322,11 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 				snap.Warnings = append(snap.Warnings, fmt.Sprintf("lambda: %s skipped: %v", typeName, err))
 				continue
 			}
+			if seen[o.Key()] {
+				snap.Warnings = append(snap.Warnings, fmt.Sprintf("lambda: %s listed twice; kept the first", o.Key()))
+				continue
+			}
+			seen[o.Key()] = true
 			snap.Offers = append(snap.Offers, o)
 		}
 	}
