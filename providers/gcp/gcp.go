@@ -126,7 +126,7 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 // emulator reports whether the endpoint is a plain-http emulator: no credentials sent.
 func (p *Provider) emulator() bool { return strings.HasPrefix(p.cfg.Endpoint, "http://") }
 
-// httpClient builds the client of one API: the injected or default base, credentials
+// httpClient builds the client of one API for one fetch (ctx is bound to its requests): the injected or default base, credentials
 // (ADC scopes, or the API key for billing), then the retry policy on top.
 func (p *Provider) httpClient(ctx context.Context, apiKey string, scopes ...string) (*http.Client, error) {
 	var base http.RoundTripper
@@ -150,7 +150,7 @@ func (p *Provider) httpClient(ctx context.Context, apiKey string, scopes ...stri
 		}
 		base = c.Transport
 	}
-	return &http.Client{Transport: &retryTransport{base: base, maxAttempts: p.opts.maxAttempts, maxBackoff: p.opts.maxBackoff}}, nil
+	return &http.Client{Transport: &retryTransport{ctx: ctx, base: base, maxAttempts: p.opts.maxAttempts, maxBackoff: p.opts.maxBackoff}}, nil
 }
 
 func (p *Provider) clientOptions(hc *http.Client) []option.ClientOption {

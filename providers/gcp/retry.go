@@ -23,17 +23,25 @@ import (
 // does not parse). It reads each successful body whole, so the caller gets a complete
 // page or an error. It stops at once when the request's context is done. Only
 // idempotent, bodiless requests (the GET list calls) are retried.
+//
+// The apiv1 REST clients build their requests without a context (http.NewRequest), so
+// an in-flight call would outlive a cancelled fetch: ctx, the fetch's context, is bound
+// to every request that carries none.
 type retryTransport struct {
+	ctx         context.Context
 	base        http.RoundTripper
 	maxAttempts int
 	maxBackoff  time.Duration
 }
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.ctx != nil && req.Context().Done() == nil {
+		req = req.WithContext(t.ctx)
+	}
+	ctx := req.Context()
 	if req.Body != nil && req.Body != http.NoBody || (req.Method != http.MethodGet && req.Method != "") {
 		return t.base.RoundTrip(req)
 	}
-	ctx := req.Context()
 	var lastErr error
 	for attempt := 1; ; attempt++ {
 		resp, err := t.base.RoundTrip(req)
