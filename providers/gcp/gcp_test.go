@@ -413,7 +413,6 @@ func TestNoRetryOnPermissionDenied(t *testing.T) {
 
 func TestMissingSKUsNeverPricedZero(t *testing.T) {
 	fake := newFakeGoogle(t)
-	fake.pages[skusPath] = [][]byte{readFixture(t, "skus_page2.json")[:0]}
 	fake.pages[skusPath] = [][]byte{[]byte(`{"skus":[],"nextPageToken":""}`)}
 	p := newTestProvider(t, fake.serve(t), nil)
 	_, err := p.Fetch(context.Background())
