@@ -19,6 +19,7 @@ import (
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/aws"
 	"github.com/pickergpu/picker/providers/azure"
+	"github.com/pickergpu/picker/providers/gcp"
 	"github.com/pickergpu/picker/providers/lambda"
 	"github.com/pickergpu/picker/providers/runpod"
 	"github.com/pickergpu/picker/providers/static"
@@ -77,6 +78,7 @@ type Recommend struct {
 type Providers struct {
 	AWS    aws.Config    `toml:"aws"`
 	Azure  azure.Config  `toml:"azure"`
+	GCP    gcp.Config    `toml:"gcp"`
 	Lambda lambda.Config `toml:"lambda"`
 	RunPod runpod.Config `toml:"runpod"`
 	Static static.Config `toml:"static"`
@@ -88,6 +90,7 @@ func (p Providers) Sections() map[string]any {
 	return map[string]any{
 		"aws":    p.AWS,
 		"azure":  p.Azure,
+		"gcp":    p.GCP,
 		"lambda": p.Lambda,
 		"runpod": p.RunPod,
 		"static": p.Static,
@@ -99,6 +102,7 @@ func (p Providers) Commons() map[string]providers.Common {
 	return map[string]providers.Common{
 		"aws":    p.AWS.Common,
 		"azure":  p.Azure.Common,
+		"gcp":    p.GCP.Common,
 		"lambda": p.Lambda.Common,
 		"runpod": p.RunPod.Common,
 		"static": p.Static.Common,

@@ -37,9 +37,9 @@ type Offer struct {
 	Region       string    `json:"region"`
 	Zone         string    `json:"zone"`
 	InstanceType string    `json:"instance_type"`
-	GPUModel     string    `json:"gpu_model"` // canonical name from the GPU catalog, or the raw name when unknown
-	GPUCount     float64   `json:"gpu_count"` // fractional for vGPU slices (e.g. 0.125 of an L4)
-	GPUMemGiB    float64   `json:"gpu_mem_gib"`
+	GPUModel     string    `json:"gpu_model"`   // canonical name from the GPU catalog, or the raw name when unknown
+	GPUCount     float64   `json:"gpu_count"`   // fractional for vGPU slices (e.g. 0.125 of an L4)
+	GPUMemGiB    float64   `json:"gpu_mem_gib"` // per whole GPU, also for a slice (which holds GPUCount × GPUMemGiB)
 	VCPUs        float64   `json:"vcpus"`
 	RAMGiB       float64   `json:"ram_gib"`
 	Purchase     Purchase  `json:"purchase"`

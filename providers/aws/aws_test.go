@@ -65,7 +65,7 @@ func TestFetchEndToEnd(t *testing.T) {
 		{"us-east-1", "", "g6.xlarge", pricing.OnDemand, 0.8048, "L4", 1, 24, 4, 16}, // 22888 MiB reported
 		{"us-east-1", "", "p3.8xlarge", pricing.OnDemand, 12.24, "V100", 4, 16, 32, 244},
 		{"us-east-1", "", "p5en.48xlarge", pricing.OnDemand, 63.296, "H200", 8, 141, 192, 2048}, // name "NVIDIA"
-		{"us-east-1", "", "g6f.large", pricing.OnDemand, 0.202, "L4", 0.125, 3, 2, 8},           // 1/8 slice
+		{"us-east-1", "", "g6f.large", pricing.OnDemand, 0.202, "L4", 0.125, 24, 2, 8},          // 1/8 slice of a 24 GiB L4
 		{"us-east-1", "", "p4de.24xlarge", pricing.OnDemand, 40.9657, "A100-80GB", 8, 80, 96, 1152},
 		{"us-east-1", "", "g4ad.xlarge", pricing.OnDemand, 0.3785, "RadeonProV520", 1, 8, 4, 16},
 		{"us-west-2", "", "g6.xlarge", pricing.OnDemand, 0.8048, "L4", 1, 24, 4, 16},

@@ -70,7 +70,7 @@ var (
 	}
 	// fractionalGPU is the share of one GPU each sliced type gets (AWS G6f/Gr6f docs:
 	// 1/8, 1/8, 1/4, 1/2 and 1/2 of an L4), used when GpuInfo carries no
-	// GpuPartitionSize. Such offers store the slice's memory as GPUMemGiB.
+	// GpuPartitionSize. Such offers keep the whole GPU's memory with a fractional count.
 	fractionalGPU = map[string]float64{
 		"g6f.large":    0.125,
 		"g6f.xlarge":   0.125,
@@ -147,11 +147,13 @@ func factsFromEC2(it ec2types.InstanceTypeInfo) (f gpuFacts, warn string, ok boo
 		frac = fractionalGPU[typ]
 	}
 	if frac > 0 {
+		// A slice keeps the whole GPU's memory with a fractional count, as the embedded
+		// snapshot does; the slice holds count × memory (pricing.Offer.MemPerDeviceGiB).
 		count = frac
 		if inCatalog {
-			memGiB = g.MemGiB * frac
-		} else if devMiB > 0 && devMiB/1024 > memGiB*frac*2 {
-			memGiB = devMiB / 1024 * frac
+			memGiB = g.MemGiB
+		} else if devMiB > 0 && devMiB/1024 < memGiB*0.9 {
+			memGiB = devMiB / 1024 / frac // the device reported the slice
 		}
 	}
 	f.model, f.count, f.memGiB = model, count, math.Round(memGiB*100)/100

@@ -401,13 +401,24 @@ func (p *Provider) offer(it item, region string, now time.Time) (pricing.Offer, 
 	if !ok {
 		pricing.NoteUnknownGPU(model)
 	}
+	// A fractional size (1/6 of an A10) keeps the whole GPU's memory with a fractional
+	// count, as the embedded snapshot does; its slice holds count × memory
+	// (pricing.Offer.MemPerDeviceGiB).
+	mem := size.GPUMemGiB
+	if size.GPUCount < 1 {
+		if g, known := pricing.LookupGPU(model); known {
+			mem = g.MemGiB
+		} else {
+			mem = size.GPUMemGiB / size.GPUCount
+		}
+	}
 	o := pricing.Offer{
 		Provider:     Name,
 		Region:       it.ArmRegionName,
 		InstanceType: it.ArmSkuName,
 		GPUModel:     model,
 		GPUCount:     size.GPUCount,
-		GPUMemGiB:    size.GPUMemGiB,
+		GPUMemGiB:    mem,
 		VCPUs:        size.VCPUs,
 		RAMGiB:       size.RAMGiB,
 		Purchase:     purchase,

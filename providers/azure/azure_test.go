@@ -151,7 +151,7 @@ func offer(region, size, model string, count, mem, vcpus, ram float64, purchase 
 // rewritten to the test server):
 //   - NC4as T4 v3 0.526 -> on-demand; "NC4as T4 v3 Spot" 0.0526 -> spot;
 //     "NC4as T4 v3 Low Priority" -> skipped
-//   - NV6ads A10 v5 0.454 -> on-demand, 1/6 of an A10 (0.1667 GPU, 4 GiB slice, 6 vCPU, 55 GiB)
+//   - NV6ads A10 v5 0.454 -> on-demand, 1/6 of an A10 (0.1667 GPU of 24 GiB: a 4 GiB slice, 6 vCPU, 55 GiB)
 //
 // eastus page 3: Items [] -> end. westeurope page 1 (NextPageLink null): E4ds v4 (ignored),
 // ND96isr H100 v5 127.816 on-demand and 38.3448 spot (8x H100 80 GiB, 96 vCPU, 1900 GiB).
@@ -160,7 +160,7 @@ var wantOffers = []pricing.Offer{
 	offer("eastus", "Standard_NC24ads_A100_v4", "A100-80GB", 1, 80, 24, 220, pricing.Spot, 0.7345),
 	offer("eastus", "Standard_NC4as_T4_v3", "T4", 1, 16, 4, 28, pricing.OnDemand, 0.526),
 	offer("eastus", "Standard_NC4as_T4_v3", "T4", 1, 16, 4, 28, pricing.Spot, 0.0526),
-	offer("eastus", "Standard_NV6ads_A10_v5", "A10", 0.1667, 4, 6, 55, pricing.OnDemand, 0.454),
+	offer("eastus", "Standard_NV6ads_A10_v5", "A10", 0.1667, 24, 6, 55, pricing.OnDemand, 0.454),
 	offer("westeurope", "Standard_ND96isr_H100_v5", "H100", 8, 80, 96, 1900, pricing.OnDemand, 127.816),
 	offer("westeurope", "Standard_ND96isr_H100_v5", "H100", 8, 80, 96, 1900, pricing.Spot, 38.3448),
 }

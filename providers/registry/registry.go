@@ -9,6 +9,7 @@ import (
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/aws"
 	"github.com/pickergpu/picker/providers/azure"
+	"github.com/pickergpu/picker/providers/gcp"
 	"github.com/pickergpu/picker/providers/lambda"
 	"github.com/pickergpu/picker/providers/runpod"
 	"github.com/pickergpu/picker/providers/static"
@@ -18,6 +19,7 @@ import (
 func All() []providers.Descriptor {
 	return []providers.Descriptor{
 		aws.Descriptor,
+		gcp.Descriptor,
 		azure.Descriptor,
 		lambda.Descriptor,
 		runpod.Descriptor,
