@@ -588,6 +588,18 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 		autocastCache = P * 2
 		weights = P*4 + autocastCache
 	}
+	if !full && amp && r.store == 4 && r.quantB == 0 && !r.GradCkpt {
+		// A frozen fp32 base under autocast: every linear layer's half-precision cast of its
+		// weight is saved by autograd for the backward pass (the input's gradient needs the
+		// weight), so all casts live from their forward to their backward: +2 bytes per
+		// linear weight (lm_head included; embeddings are looked up, not cast). Gradient
+		// checkpointing recomputes the casts layer by layer instead. Measured on an H200
+		// (issue 8, fit/testdata/measured_gpu.csv lora-m7-r8-mixed-s512: Mistral-7B LoRA r=8
+		// bf16-mixed, fp32 base): 43.0 GiB allocated, 30.1 GiB estimated without this term,
+		// 43.1 with it.
+		autocastCache = float64(m.linearParams+m.headParams) * 2
+		weights += autocastCache
+	}
 	var adapters float64
 	if !full {
 		ab := r.b
@@ -605,6 +617,14 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 		gradB = 4
 	}
 	grads := T * gradB
+	// Gradients are counted alongside the activations. With gradient accumulation (the
+	// usual recipe: LitGPT, HF Trainer with gradient_accumulation_steps > 1) or DDP buckets
+	// they persist through the next micro-batch's forward, and the sum is what is measured
+	// (calibration lit-hub-27, TinyLlama full-ft bf16 b4 s512 with accumulation: 13.13 GiB,
+	// estimate 12.84). A single micro-batch per step with zero_grad(set_to_none=True) peaks
+	// lower, since the gradients replace the activations during the backward pass (H200,
+	// measured_gpu.csv ft-tl-bf16true-b4-s512, same job without accumulation: 10.76 GiB):
+	// the estimate keeps the accumulation case, which errs on the side of fitting.
 	// Optimizer states (+ fp32 master weights under ZeRO-style mixed precision).
 	stateB := 4.0
 	if !r.mixed && r.b == 2 {
