@@ -175,3 +175,40 @@ func unsupportedArch(src, mt string) error {
 func fieldErr(src, field, format string, args ...any) error {
 	return pricing.Errorf(pricing.Invalid, "%s: field %q: %s", src, field, fmt.Sprintf(format, args...))
 }
+
+// cfgReader reads many keys in a row and keeps the first error, so an architecture's
+// builder reads its config in straight lines and checks once, at the end of each run of
+// reads (before any value is used).
+type cfgReader struct {
+	c   *hfConfig
+	err error
+}
+
+func keep[T any](r *cfgReader, v T, err error) T {
+	if r.err == nil && err != nil {
+		r.err = err
+	}
+	return v
+}
+
+func (r *cfgReader) int(names ...string) int64 { v, err := r.c.int(names...); return keep(r, v, err) }
+
+func (r *cfgReader) optInt(def int64, names ...string) int64 {
+	v, err := r.c.optInt(def, names...)
+	return keep(r, v, err)
+}
+
+func (r *cfgReader) optFloat(def float64, names ...string) float64 {
+	v, err := r.c.optFloat(def, names...)
+	return keep(r, v, err)
+}
+
+func (r *cfgReader) optBool(def bool, names ...string) bool {
+	v, err := r.c.optBool(def, names...)
+	return keep(r, v, err)
+}
+
+func (r *cfgReader) optString(def string, names ...string) string {
+	v, err := r.c.optString(def, names...)
+	return keep(r, v, err)
+}

@@ -245,23 +245,15 @@ func llamaEntries(h, qDim, inter, topK int64, qkvMods, oMods, upMods, downMods [
 }
 
 func buildLlama(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
 	mt := m.Architecture
-	h, err := c.int("hidden_size")
-	if err != nil {
-		return err
-	}
-	L, err := c.int("num_hidden_layers")
-	if err != nil {
-		return err
-	}
-	nh, err := c.int("num_attention_heads")
-	if err != nil {
-		return err
-	}
-	kv, err := c.optInt(nh, "num_key_value_heads")
-	if err != nil {
-		return err
+	h := rd.int("hidden_size")
+	L := rd.int("num_hidden_layers")
+	nh := rd.int("num_attention_heads")
+	kv := rd.optInt(nh, "num_key_value_heads")
+	if rd.err != nil {
+		return rd.err
 	}
 	if kv == 0 || nh%kv != 0 {
 		return fieldErr(c.src, "num_key_value_heads", "%d does not divide num_attention_heads %d", kv, nh)
@@ -273,26 +265,17 @@ func buildLlama(c *hfConfig, m *Model) error {
 	if hd == 0 {
 		hd = h / nh
 	}
-	I, err := c.int("intermediate_size")
-	if err != nil {
-		return err
-	}
-	V, err := c.int("vocab_size")
-	if err != nil {
-		return err
+	I := rd.int("intermediate_size")
+	V := rd.int("vocab_size")
+	if rd.err != nil {
+		return rd.err
 	}
 	tieDefault := mt == "gemma" || mt == "gemma2"
-	tie, err := c.optBool(tieDefault, "tie_word_embeddings")
-	if err != nil {
-		return err
-	}
-	attnBias, err := c.optBool(mt == "qwen2", "attention_bias")
-	if err != nil {
-		return err
-	}
-	mlpBias, err := c.optBool(false, "mlp_bias")
-	if err != nil {
-		return err
+	tie := rd.optBool(tieDefault, "tie_word_embeddings")
+	attnBias := rd.optBool(mt == "qwen2", "attention_bias")
+	mlpBias := rd.optBool(false, "mlp_bias")
+	if rd.err != nil {
+		return rd.err
 	}
 	m.maxPos, _ = c.optInt(0, "max_position_embeddings")
 	m.hidden, m.vocab = h, V
@@ -369,6 +352,7 @@ func buildLlama(c *hfConfig, m *Model) error {
 }
 
 func buildDeepseekV2(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
 	ints := map[string]int64{}
 	for _, k := range []string{"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
@@ -383,28 +367,19 @@ func buildDeepseekV2(c *hfConfig, m *Model) error {
 	h, L, nh, I, V := ints["hidden_size"], ints["num_hidden_layers"], ints["num_attention_heads"], ints["intermediate_size"], ints["vocab_size"]
 	kvr, nope, rope, vhd := ints["kv_lora_rank"], ints["qk_nope_head_dim"], ints["qk_rope_head_dim"], ints["v_head_dim"]
 	moeI, E, k := ints["moe_intermediate_size"], ints["n_routed_experts"], ints["num_experts_per_tok"]
-	shared, err := c.optInt(0, "n_shared_experts")
-	if err != nil {
-		return err
-	}
-	firstDense, err := c.optInt(0, "first_k_dense_replace")
-	if err != nil {
-		return err
-	}
-	freq, err := c.optInt(1, "moe_layer_freq")
-	if err != nil {
-		return err
+	shared := rd.optInt(0, "n_shared_experts")
+	firstDense := rd.optInt(0, "first_k_dense_replace")
+	freq := rd.optInt(1, "moe_layer_freq")
+	if rd.err != nil {
+		return rd.err
 	}
 	if freq == 0 {
 		freq = 1
 	}
-	qr, err := c.optInt(0, "q_lora_rank")
-	if err != nil {
-		return err
-	}
-	tie, err := c.optBool(false, "tie_word_embeddings")
-	if err != nil {
-		return err
+	qr := rd.optInt(0, "q_lora_rank")
+	tie := rd.optBool(false, "tie_word_embeddings")
+	if rd.err != nil {
+		return rd.err
 	}
 	m.maxPos, _ = c.optInt(0, "max_position_embeddings")
 	m.hidden, m.vocab = h, V
@@ -472,34 +447,17 @@ func buildDeepseekV2(c *hfConfig, m *Model) error {
 }
 
 func buildPhi(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
-	h, err := c.int("hidden_size", "n_embd")
-	if err != nil {
-		return err
-	}
-	L, err := c.int("num_hidden_layers", "n_layer")
-	if err != nil {
-		return err
-	}
-	nh, err := c.int("num_attention_heads", "n_head")
-	if err != nil {
-		return err
-	}
-	kv, err := c.optInt(nh, "num_key_value_heads")
-	if err != nil {
-		return err
-	}
-	I, err := c.optInt(4*h, "intermediate_size", "n_inner")
-	if err != nil {
-		return err
-	}
-	V, err := c.int("vocab_size")
-	if err != nil {
-		return err
-	}
-	tie, err := c.optBool(false, "tie_word_embeddings")
-	if err != nil {
-		return err
+	h := rd.int("hidden_size", "n_embd")
+	L := rd.int("num_hidden_layers", "n_layer")
+	nh := rd.int("num_attention_heads", "n_head")
+	kv := rd.optInt(nh, "num_key_value_heads")
+	I := rd.optInt(4*h, "intermediate_size", "n_inner")
+	V := rd.int("vocab_size")
+	tie := rd.optBool(false, "tie_word_embeddings")
+	if rd.err != nil {
+		return rd.err
 	}
 	act, _ := c.optString("gelu_new", "hidden_act")
 	m.maxPos, _ = c.optInt(0, "max_position_embeddings", "n_positions")
@@ -535,53 +493,27 @@ func buildPhi(c *hfConfig, m *Model) error {
 }
 
 func buildFalcon(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
-	h, err := c.int("hidden_size", "n_embd")
-	if err != nil {
-		return err
-	}
-	L, err := c.int("num_hidden_layers", "n_layer")
-	if err != nil {
-		return err
-	}
-	nh, err := c.int("num_attention_heads", "n_head")
-	if err != nil {
-		return err
-	}
-	V, err := c.int("vocab_size")
-	if err != nil {
-		return err
-	}
-	newArch, err := c.optBool(false, "new_decoder_architecture")
-	if err != nil {
-		return err
-	}
-	mq, err := c.optBool(true, "multi_query")
-	if err != nil {
-		return err
-	}
-	parallel, err := c.optBool(true, "parallel_attn")
-	if err != nil {
-		return err
-	}
-	bias, err := c.optBool(false, "bias")
-	if err != nil {
-		return err
-	}
-	tie, err := c.optBool(true, "tie_word_embeddings")
-	if err != nil {
-		return err
-	}
-	ffn, err := c.optInt(4*h, "ffn_hidden_size")
-	if err != nil {
-		return err
+	h := rd.int("hidden_size", "n_embd")
+	L := rd.int("num_hidden_layers", "n_layer")
+	nh := rd.int("num_attention_heads", "n_head")
+	V := rd.int("vocab_size")
+	newArch := rd.optBool(false, "new_decoder_architecture")
+	mq := rd.optBool(true, "multi_query")
+	parallel := rd.optBool(true, "parallel_attn")
+	bias := rd.optBool(false, "bias")
+	tie := rd.optBool(true, "tie_word_embeddings")
+	ffn := rd.optInt(4*h, "ffn_hidden_size")
+	if rd.err != nil {
+		return rd.err
 	}
 	hd := h / nh
 	var kv int64
 	switch {
 	case newArch:
-		kv, err = c.int("num_kv_heads", "n_head_kv")
-		if err != nil {
+		var err error
+		if kv, err = c.int("num_kv_heads", "n_head_kv"); err != nil {
 			return err
 		}
 	case mq:
@@ -602,9 +534,8 @@ func buildFalcon(c *hfConfig, m *Model) error {
 	var lns int64
 	switch {
 	case newArch:
-		lns, err = c.optInt(2, "num_ln_in_parallel_attn")
-		if err != nil {
-			return err
+		if lns = rd.optInt(2, "num_ln_in_parallel_attn"); rd.err != nil {
+			return rd.err
 		}
 		if lns == 0 {
 			lns = 2
@@ -639,38 +570,24 @@ func buildFalcon(c *hfConfig, m *Model) error {
 
 // buildGPT2 covers gpt2 and gpt_bigcode (same layout; bigcode adds multi-query attention).
 func buildGPT2(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
-	h, err := c.int("n_embd", "hidden_size")
-	if err != nil {
-		return err
-	}
-	L, err := c.int("n_layer", "num_hidden_layers")
-	if err != nil {
-		return err
-	}
-	nh, err := c.int("n_head", "num_attention_heads")
-	if err != nil {
-		return err
-	}
-	V, err := c.int("vocab_size")
-	if err != nil {
-		return err
-	}
-	P, err := c.int("n_positions", "max_position_embeddings")
-	if err != nil {
-		return err
-	}
-	I, err := c.optInt(4*h, "n_inner")
-	if err != nil {
-		return err
+	h := rd.int("n_embd", "hidden_size")
+	L := rd.int("n_layer", "num_hidden_layers")
+	nh := rd.int("n_head", "num_attention_heads")
+	V := rd.int("vocab_size")
+	P := rd.int("n_positions", "max_position_embeddings")
+	I := rd.optInt(4*h, "n_inner")
+	if rd.err != nil {
+		return rd.err
 	}
 	if I == 0 {
 		I = 4 * h
 	}
 	mq := false
 	if m.Architecture == "gpt_bigcode" {
-		if mq, err = c.optBool(true, "multi_query"); err != nil {
-			return err
+		if mq = rd.optBool(true, "multi_query"); rd.err != nil {
+			return rd.err
 		}
 	}
 	tie, err := c.optBool(true, "tie_word_embeddings")
@@ -717,34 +634,17 @@ func buildGPT2(c *hfConfig, m *Model) error {
 }
 
 func buildNeoX(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
-	h, err := c.int("hidden_size")
-	if err != nil {
-		return err
-	}
-	L, err := c.int("num_hidden_layers")
-	if err != nil {
-		return err
-	}
-	nh, err := c.int("num_attention_heads")
-	if err != nil {
-		return err
-	}
-	I, err := c.int("intermediate_size")
-	if err != nil {
-		return err
-	}
-	V, err := c.int("vocab_size")
-	if err != nil {
-		return err
-	}
-	tie, err := c.optBool(false, "tie_word_embeddings")
-	if err != nil {
-		return err
-	}
-	bias, err := c.optBool(true, "attention_bias")
-	if err != nil {
-		return err
+	h := rd.int("hidden_size")
+	L := rd.int("num_hidden_layers")
+	nh := rd.int("num_attention_heads")
+	I := rd.int("intermediate_size")
+	V := rd.int("vocab_size")
+	tie := rd.optBool(false, "tie_word_embeddings")
+	bias := rd.optBool(true, "attention_bias")
+	if rd.err != nil {
+		return rd.err
 	}
 	m.maxPos, _ = c.optInt(0, "max_position_embeddings")
 	m.hidden, m.vocab = h, V
@@ -774,22 +674,14 @@ func buildNeoX(c *hfConfig, m *Model) error {
 }
 
 func buildBloom(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
-	h, err := c.int("hidden_size", "n_embed")
-	if err != nil {
-		return err
-	}
-	L, err := c.int("n_layer", "num_hidden_layers")
-	if err != nil {
-		return err
-	}
-	nh, err := c.int("n_head", "num_attention_heads")
-	if err != nil {
-		return err
-	}
-	V, err := c.int("vocab_size")
-	if err != nil {
-		return err
+	h := rd.int("hidden_size", "n_embed")
+	L := rd.int("n_layer", "num_hidden_layers")
+	nh := rd.int("n_head", "num_attention_heads")
+	V := rd.int("vocab_size")
+	if rd.err != nil {
+		return rd.err
 	}
 	hdrop, _ := c.optFloat(0, "hidden_dropout")
 	adrop, _ := c.optFloat(0, "attention_dropout")
@@ -825,50 +717,21 @@ func buildBloom(c *hfConfig, m *Model) error {
 }
 
 func buildOPT(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
-	h, err := c.int("hidden_size")
-	if err != nil {
-		return err
-	}
-	L, err := c.int("num_hidden_layers")
-	if err != nil {
-		return err
-	}
-	nh, err := c.int("num_attention_heads")
-	if err != nil {
-		return err
-	}
-	F, err := c.int("ffn_dim")
-	if err != nil {
-		return err
-	}
-	V, err := c.int("vocab_size")
-	if err != nil {
-		return err
-	}
-	P, err := c.int("max_position_embeddings")
-	if err != nil {
-		return err
-	}
-	wep, err := c.optInt(h, "word_embed_proj_dim")
-	if err != nil {
-		return err
-	}
-	bias, err := c.optBool(true, "enable_bias")
-	if err != nil {
-		return err
-	}
-	before, err := c.optBool(true, "do_layer_norm_before")
-	if err != nil {
-		return err
-	}
-	removeFinal, err := c.optBool(false, "_remove_final_layer_norm")
-	if err != nil {
-		return err
-	}
-	tie, err := c.optBool(true, "tie_word_embeddings")
-	if err != nil {
-		return err
+	h := rd.int("hidden_size")
+	L := rd.int("num_hidden_layers")
+	nh := rd.int("num_attention_heads")
+	F := rd.int("ffn_dim")
+	V := rd.int("vocab_size")
+	P := rd.int("max_position_embeddings")
+	wep := rd.optInt(h, "word_embed_proj_dim")
+	bias := rd.optBool(true, "enable_bias")
+	before := rd.optBool(true, "do_layer_norm_before")
+	removeFinal := rd.optBool(false, "_remove_final_layer_norm")
+	tie := rd.optBool(true, "tie_word_embeddings")
+	if rd.err != nil {
+		return rd.err
 	}
 	drop, _ := c.optFloat(0.1, "dropout")
 	m.maxPos, m.hidden, m.vocab = P, h, V
@@ -910,46 +773,20 @@ func buildOPT(c *hfConfig, m *Model) error {
 }
 
 func buildT5(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
-	d, err := c.int("d_model")
-	if err != nil {
-		return err
-	}
-	dkv, err := c.int("d_kv")
-	if err != nil {
-		return err
-	}
-	nh, err := c.int("num_heads")
-	if err != nil {
-		return err
-	}
-	dff, err := c.int("d_ff")
-	if err != nil {
-		return err
-	}
-	Le, err := c.int("num_layers")
-	if err != nil {
-		return err
-	}
-	Ld, err := c.optInt(Le, "num_decoder_layers")
-	if err != nil {
-		return err
-	}
-	V, err := c.int("vocab_size")
-	if err != nil {
-		return err
-	}
-	buckets, err := c.optInt(32, "relative_attention_num_buckets")
-	if err != nil {
-		return err
-	}
-	ffp, err := c.optString("relu", "feed_forward_proj")
-	if err != nil {
-		return err
-	}
-	tie, err := c.optBool(true, "tie_word_embeddings")
-	if err != nil {
-		return err
+	d := rd.int("d_model")
+	dkv := rd.int("d_kv")
+	nh := rd.int("num_heads")
+	dff := rd.int("d_ff")
+	Le := rd.int("num_layers")
+	Ld := rd.optInt(Le, "num_decoder_layers")
+	V := rd.int("vocab_size")
+	buckets := rd.optInt(32, "relative_attention_num_buckets")
+	ffp := rd.optString("relu", "feed_forward_proj")
+	tie := rd.optBool(true, "tie_word_embeddings")
+	if rd.err != nil {
+		return rd.err
 	}
 	drop, _ := c.optFloat(0.1, "dropout_rate")
 	gated := strings.HasPrefix(ffp, "gated-")
@@ -996,34 +833,17 @@ func buildT5(c *hfConfig, m *Model) error {
 }
 
 func buildBERT(c *hfConfig, m *Model) error {
+	rd := &cfgReader{c: c}
 	b := &builder{m: m}
-	h, err := c.int("hidden_size")
-	if err != nil {
-		return err
-	}
-	L, err := c.int("num_hidden_layers")
-	if err != nil {
-		return err
-	}
-	nh, err := c.int("num_attention_heads")
-	if err != nil {
-		return err
-	}
-	I, err := c.int("intermediate_size")
-	if err != nil {
-		return err
-	}
-	V, err := c.int("vocab_size")
-	if err != nil {
-		return err
-	}
-	P, err := c.int("max_position_embeddings")
-	if err != nil {
-		return err
-	}
-	T, err := c.optInt(2, "type_vocab_size")
-	if err != nil {
-		return err
+	h := rd.int("hidden_size")
+	L := rd.int("num_hidden_layers")
+	nh := rd.int("num_attention_heads")
+	I := rd.int("intermediate_size")
+	V := rd.int("vocab_size")
+	P := rd.int("max_position_embeddings")
+	T := rd.optInt(2, "type_vocab_size")
+	if rd.err != nil {
+		return rd.err
 	}
 	hdrop, _ := c.optFloat(0.1, "hidden_dropout_prob")
 	adrop, _ := c.optFloat(0.1, "attention_probs_dropout_prob")
