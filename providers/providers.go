@@ -132,3 +132,27 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // MarshalText writes the duration back in Go syntax.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Constructor adapts an adapter's typed constructor to Descriptor.New: it accepts the
+// adapter's Config by value or by pointer and reports any other type as a programming
+// error naming the adapter, so every adapter's descriptor is one line.
+func Constructor[C any, P Provider](name string, ctor func(C) (P, error)) func(any) (Provider, error) {
+	return func(cfg any) (Provider, error) {
+		var c C
+		switch v := cfg.(type) {
+		case C:
+			c = v
+		case *C:
+			if v != nil {
+				c = *v
+			}
+		default:
+			return nil, pricing.Errorf(pricing.Internal, "%s: config has type %T, want %T", name, cfg, c)
+		}
+		p, err := ctor(c)
+		if err != nil {
+			return nil, err // not a typed nil inside a non-nil interface
+		}
+		return p, nil
+	}
+}

@@ -60,13 +60,7 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "pricing_region", Help: "region of the Price List Query API endpoint: us-east-1, ap-south-1 or eu-central-1", Default: "us-east-1"},
 	},
-	New: func(cfg any) (providers.Provider, error) {
-		c, ok := cfg.(Config)
-		if !ok {
-			return nil, pricing.Errorf(pricing.Internal, "aws: config is %T, want aws.Config", cfg)
-		}
-		return New(c)
-	},
+	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option adjusts a Provider; tests use them to inject the clock, the HTTP client,

@@ -326,8 +326,11 @@ func TestConfig(t *testing.T) {
 	if _, err := Descriptor.New(Config{PricingRegion: "ap-south-1"}); err != nil {
 		t.Errorf("Descriptor.New: %v", err)
 	}
-	if _, err := Descriptor.New(&Config{}); err == nil {
-		t.Error("Descriptor.New(*Config): want an error for the wrong type")
+	if _, err := Descriptor.New(&Config{PricingRegion: "eu-central-1"}); err != nil {
+		t.Errorf("Descriptor.New(*Config): %v", err)
+	}
+	if _, err := Descriptor.New(struct{}{}); err == nil {
+		t.Error("Descriptor.New(struct{}{}): want an error for the wrong type")
 	}
 	if Descriptor.Name != "aws" {
 		t.Errorf("descriptor name %q", Descriptor.Name)

@@ -67,15 +67,7 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "api_key_env", Help: "not used: the Retail Prices API needs no key (accepted so every HTTP provider takes the same keys)"},
 	},
-	New: func(cfg any) (providers.Provider, error) {
-		switch c := cfg.(type) {
-		case Config:
-			return New(c)
-		case *Config:
-			return New(*c)
-		}
-		return nil, pricing.Errorf(pricing.Internal, "azure: config has type %T, want azure.Config", cfg)
-	},
+	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option configures New: an HTTP client, a clock, the retry policy.

@@ -58,13 +58,7 @@ var Descriptor = providers.Descriptor{
 		{Key: "project", Help: "Google Cloud project used to list machine and accelerator types (required)"},
 		{Key: "api_key_env", Help: "environment variable holding a Cloud Billing API key; when it is empty, Application Default Credentials are used", Default: DefaultAPIKeyEnv},
 	},
-	New: func(cfg any) (providers.Provider, error) {
-		c, ok := cfg.(Config)
-		if !ok {
-			return nil, pricing.Errorf(pricing.Internal, "gcp: config is %T, want gcp.Config", cfg)
-		}
-		return New(c)
-	},
+	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option adjusts a Provider; tests use them to inject the clock, the HTTP client and a

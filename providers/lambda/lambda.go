@@ -54,15 +54,7 @@ var Descriptor = providers.Descriptor{
 		{Key: "api_key_env", Help: "environment variable that holds the Lambda Cloud API key (required)", Default: DefaultAPIKeyEnv},
 		{Key: "include_unavailable", Help: "also list instance types in regions that have no capacity right now", Default: "false"},
 	},
-	New: func(cfg any) (providers.Provider, error) {
-		switch c := cfg.(type) {
-		case Config:
-			return New(c)
-		case *Config:
-			return New(*c)
-		}
-		return nil, pricing.Errorf(pricing.Internal, "lambda: config has type %T, want lambda.Config", cfg)
-	},
+	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option configures New: an HTTP client, a clock, the retry policy.

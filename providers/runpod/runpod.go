@@ -62,15 +62,7 @@ var Descriptor = providers.Descriptor{
 		{Key: "api_key_env", Help: "environment variable that holds a RunPod API key; sent when set (prices are readable without one)", Default: DefaultAPIKeyEnv},
 		{Key: "clouds", Help: "which clouds to price: \"secure\" (RunPod data centres), \"community\" (vetted hosts), or both", Default: `["secure", "community"]`},
 	},
-	New: func(cfg any) (providers.Provider, error) {
-		switch c := cfg.(type) {
-		case Config:
-			return New(c)
-		case *Config:
-			return New(*c)
-		}
-		return nil, pricing.Errorf(pricing.Internal, "runpod: config has type %T, want runpod.Config", cfg)
-	},
+	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option configures New: an HTTP client, a clock, the retry policy.

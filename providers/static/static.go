@@ -37,13 +37,7 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "files", Help: "price files to read: .csv (snapshot columns) or .toml ([[offers]] tables)"},
 	},
-	New: func(cfg any) (providers.Provider, error) {
-		c, ok := cfg.(Config)
-		if !ok {
-			return nil, fmt.Errorf("static: config has type %T, want static.Config", cfg)
-		}
-		return New(c), nil
-	},
+	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c), nil }),
 }
 
 // Provider reads the configured files on every Fetch.
