@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pickergpu/picker/providers/httpx"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -121,7 +122,7 @@ func newProvider(t *testing.T, srv *httptest.Server, endpoint string, regions []
 		sl = &sleeps{}
 	}
 	p, err := New(Config{Common: providers.Common{Endpoint: endpoint, Regions: regions}},
-		WithHTTPClient(srv.Client()), WithClock(func() time.Time { return clock }), WithSleep(sl.sleep))
+		httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,8 +379,8 @@ func TestRetries(t *testing.T) {
 			srv := newServer(t, rs)
 			sl := &sleeps{}
 			p, err := New(Config{Common: providers.Common{Endpoint: srv.URL, Regions: []string{"eastus"}}},
-				WithHTTPClient(srv.Client()), WithClock(func() time.Time { return clock }), WithSleep(sl.sleep),
-				WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
+				httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep),
+				httpx.WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -631,7 +632,7 @@ func TestCancelledDuringRetry(t *testing.T) {
 	}}
 	srv := newServer(t, rs)
 	p, err := New(Config{Common: providers.Common{Endpoint: srv.URL, Regions: []string{"eastus"}}},
-		WithHTTPClient(srv.Client()), WithSleep(func(ctx context.Context, d time.Duration) error {
+		httpx.WithHTTPClient(srv.Client()), httpx.WithSleep(func(ctx context.Context, d time.Duration) error {
 			cancel() // the user presses ^C while we wait out the 429
 			<-ctx.Done()
 			return ctx.Err()

@@ -57,23 +57,9 @@ var Descriptor = providers.Descriptor{
 	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
-// Option configures New: an HTTP client, a clock, the retry policy.
+// Option configures New: httpx.WithHTTPClient, WithClock, WithPolicy, WithSleep and
+// WithBackoff set the HTTP client, the clock and the shared retry policy.
 type Option = httpx.Option
-
-// WithHTTPClient sends requests through c.
-func WithHTTPClient(c *http.Client) Option { return httpx.WithHTTPClient(c) }
-
-// WithClock sets the clock that stamps ObservedAt.
-func WithClock(now func() time.Time) Option { return httpx.WithClock(now) }
-
-// WithRetryPolicy replaces the retry policy.
-func WithRetryPolicy(p httpx.Policy) Option { return httpx.WithPolicy(p) }
-
-// WithSleep replaces the retry policy's sleep (tests).
-func WithSleep(f func(context.Context, time.Duration) error) Option { return httpx.WithSleep(f) }
-
-// WithBackoff replaces the retry policy's backoff schedule.
-func WithBackoff(f func(n int) time.Duration) Option { return httpx.WithBackoff(f) }
 
 // Provider fetches Lambda Cloud prices.
 type Provider struct {

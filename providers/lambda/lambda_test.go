@@ -3,6 +3,7 @@ package lambda
 import (
 	"context"
 	"errors"
+	"github.com/pickergpu/picker/providers/httpx"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -78,8 +79,8 @@ func setup(t *testing.T, s *lambdaServer, cfg Config, sl *sleeps) *Provider {
 	if cfg.APIKeyEnv == "" {
 		cfg.APIKeyEnv = "PICKER_TEST_LAMBDA_KEY"
 	}
-	p, err := New(cfg, WithHTTPClient(srv.Client()), WithClock(func() time.Time { return clock }), WithSleep(sl.sleep),
-		WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
+	p, err := New(cfg, httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep),
+		httpx.WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
 	if err != nil {
 		t.Fatal(err)
 	}

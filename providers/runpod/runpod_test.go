@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pickergpu/picker/providers/httpx"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -97,8 +98,8 @@ func setup(t *testing.T, s *graphqlServer, cfg Config, sl *sleeps) *Provider {
 	if cfg.APIKeyEnv == "" {
 		cfg.APIKeyEnv = "PICKER_TEST_RUNPOD_KEY"
 	}
-	p, err := New(cfg, WithHTTPClient(srv.Client()), WithClock(func() time.Time { return clock }), WithSleep(sl.sleep),
-		WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
+	p, err := New(cfg, httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep),
+		httpx.WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
 	if err != nil {
 		t.Fatal(err)
 	}
