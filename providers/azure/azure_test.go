@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pickergpu/picker/providers/httpx"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/httpx"
 	"github.com/pickergpu/picker/providers/providertest"
 )
 

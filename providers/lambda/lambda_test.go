@@ -3,7 +3,6 @@ package lambda
 import (
 	"context"
 	"errors"
-	"github.com/pickergpu/picker/providers/httpx"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/httpx"
 	"github.com/pickergpu/picker/providers/providertest"
 )
 
