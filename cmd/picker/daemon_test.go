@@ -541,3 +541,15 @@ func TestDaemonBadListenAndFlags(t *testing.T) {
 		t.Errorf("--shutdown-timeout 0s: exit %d %q; want 2", r.code, r.stderr)
 	}
 }
+
+// A bad cron spec stops the daemon before it starts, naming the provider and the key;
+// descriptors such as "@every 30m" are accepted.
+func TestDaemonScheduleConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.toml")
+	os.WriteFile(cfg, []byte("[refresh]\nschedule = \"@every 30m\"\n\n[providers.static]\nfiles = [\"x.csv\"]\nschedule = \"every hour\"\n"), 0o644)
+	r := runCLI(t, tempDB(t), false, "--config", cfg, "daemon", "--listen", "127.0.0.1:0")
+	if r.code != 2 || !strings.Contains(r.stderr, "[providers.static] schedule") || !strings.Contains(r.stderr, "c.toml:6") {
+		t.Errorf("bad spec: exit %d %q; want 2 naming the file, line, provider and key", r.code, r.stderr)
+	}
+}
