@@ -797,7 +797,13 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	if r.Attention == "eager" || m.attnSoftcap {
 		per := 2 * r.b
 		if s.softmaxFP32 && r.b < 4 {
-			per = 4 + r.b
+			// softmax(scores, dtype=float32) first casts its half-precision input to fp32 and
+			// then writes an fp32 output, so three copies of the s x s scores are live at
+			// once: half + fp32 input + fp32 output. Measured on an H200 (issue 8,
+			// measured_gpu.csv): TinyLlama eager prefill b8 s2048 12.71 GiB allocated (9.0
+			// estimated with 4+2 bytes, 12.9 with 4+4+2); Llama-2-7B b1 s4096 19.69 (17.8
+			// before, 19.8 after).
+			per = r.b + 4 + 4
 		}
 		ws += B * float64(s.heads) * S * S * per
 	}
