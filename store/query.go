@@ -137,8 +137,10 @@ func (s *Store) queryOffers(ctx context.Context, q Query) ([]pricing.Offer, erro
 	// know how unselective the VRAM/count/price ranges are and prefers a full scan
 	// and sort, 50-100x slower at 100k offers (BenchmarkOffersQuery). Without a
 	// limit every match is read anyway and the planner's choice stands.
+	// Region and provider filters have their own indexes (0002_filter_indexes.sql), which
+	// the planner picks well: they are equality filters it can estimate.
 	from := "offers"
-	if q.Limit > 0 && len(q.GPUModels) == 0 {
+	if q.Limit > 0 && len(q.GPUModels) == 0 && len(q.Regions) == 0 && len(q.Providers) == 0 {
 		from += " INDEXED BY " + sortIndex[sortBy]
 	}
 	query := "SELECT " + offerColumns + " FROM " + from + " WHERE " + strings.Join(where, " AND ") +
