@@ -1,6 +1,10 @@
 package pricing
 
-import "testing"
+import (
+	"os"
+	"testing"
+	"time"
+)
 
 func TestNormalizeGPU(t *testing.T) {
 	tests := []struct {
@@ -115,5 +119,30 @@ func TestGPUCatalog(t *testing.T) {
 	b300, _ := LookupGPU("B300")
 	if b300.HalfTFLOPS() != nil || b300.BandwidthGBs == nil {
 		t.Errorf("B300: compute should be unknown (nil) and bandwidth known: %+v", b300)
+	}
+}
+
+// TestSnapshotNamesAreCanonical: every gpu_model of the embedded snapshot (and every row
+// of it) maps to a catalog GPU, so no offer is stored under a name the fit engine can't
+// look up.
+func TestSnapshotNamesAreCanonical(t *testing.T) {
+	f, err := os.Open("../catalog/gpu_offers_snapshot.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	offers, err := ParseOffersCSV(f, "gpu_offers_snapshot.csv", time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offers) < 2482 {
+		t.Fatalf("%d offers from 2,482 rows; want at least one per row", len(offers))
+	}
+	seen := map[string]bool{}
+	for _, o := range offers {
+		if _, ok := LookupGPU(o.GPUModel); !ok && !seen[o.GPUModel] {
+			seen[o.GPUModel] = true
+			t.Errorf("snapshot GPU %q (e.g. %s) is not in the catalog", o.GPUModel, o.Key())
+		}
 	}
 }
