@@ -121,6 +121,11 @@ func Seed(ctx context.Context, st *store.Store) (SeedResult, error) {
 // nothing otherwise. Emptiness is checked inside the seeding transaction, so two
 // processes starting on a fresh database seed it once.
 func EnsureSeeded(ctx context.Context, st *store.Store) (SeedResult, error) {
+	// Every command calls this: a database in use answers one cheap query instead of
+	// parsing the embedded CSV. The check inside the transaction still decides.
+	if empty, err := st.Empty(ctx); err != nil || !empty {
+		return SeedResult{}, err
+	}
 	writes, res, err := plan()
 	if err != nil {
 		return res, err
