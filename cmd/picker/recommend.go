@@ -15,14 +15,11 @@ import (
 	"github.com/pickergpu/picker/pricing"
 )
 
-// recommendOutput is the CONTRACT's recommend JSON.
+// recommendOutput is the CONTRACT's recommend JSON: the recommender's answer (estimate,
+// offers, ladder, warnings, nearest_miss) plus the headroom it was judged with.
 type recommendOutput struct {
-	Estimate    *fit.Result      `json:"estimate"`
-	Offers      []fit.Fit        `json:"offers"`
-	Ladder      []fit.LadderStep `json:"ladder"`
-	Warnings    []string         `json:"warnings"`
-	NearestMiss string           `json:"nearest_miss,omitempty"`
-	HeadroomPct float64          `json:"headroom_pct"`
+	*fit.Recommendation
+	HeadroomPct float64 `json:"headroom_pct"`
 }
 
 type recommendFlags struct {
@@ -123,7 +120,7 @@ func (a *app) recommend(ctx context.Context, fs *pflag.FlagSet, rf *recommendFla
 	if err != nil {
 		return nil, err
 	}
-	return &recommendOutput{rec.Estimate, rec.Offers, rec.Ladder, rec.Warnings, rec.NearestMiss, rf.headroom}, nil
+	return &recommendOutput{rec, rf.headroom}, nil
 }
 
 // fitColumns are the CSV columns of a recommended offer (CONTRACT offer fields).
