@@ -51,6 +51,14 @@ type Offer struct {
 	Source string `json:"source"`
 }
 
+// Where an offer's price came from (Offer.Source). Callers compare against these, never
+// against bare strings, so a new source is one edit.
+const (
+	SourceSnapshot = "snapshot" // the embedded, dated catalog that seeds an empty database
+	SourceAPI      = "api"      // a live provider refresh
+	SourceFile     = "file"     // a user's static price file
+)
+
 // Key identifies an offer across refreshes: the same instance bought the same way in the
 // same place is the same offer whose price may change over time.
 type Key struct {
