@@ -126,7 +126,7 @@ func TestGPUCatalog(t *testing.T) {
 // of it) maps to a catalog GPU, so no offer is stored under a name the fit engine can't
 // look up.
 func TestSnapshotNamesAreCanonical(t *testing.T) {
-	f, err := os.Open("../catalog/gpu_offers_snapshot.csv")
+	f, err := os.Open("../snapshot/gpu_offers_snapshot.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
