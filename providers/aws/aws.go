@@ -60,7 +60,8 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "pricing_region", Help: "region of the Price List Query API endpoint: us-east-1, ap-south-1 or eu-central-1", Default: "us-east-1"},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option adjusts a Provider; tests use them to inject the clock, the HTTP client,

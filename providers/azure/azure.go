@@ -67,7 +67,8 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "api_key_env", Help: "not used: the Retail Prices API needs no key (accepted so every HTTP provider takes the same keys)"},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option configures New: httpx.WithHTTPClient, WithClock, WithPolicy, WithSleep and

@@ -551,11 +551,6 @@ func TestDescriptor(t *testing.T) {
 	if _, err := Descriptor.New(struct{}{}); err == nil {
 		t.Error("Descriptor.New(struct{}{}) succeeded; want a type error")
 	}
-	for _, o := range Descriptor.Options {
-		if o.Secret {
-			t.Errorf("option %s is marked secret; keys name env vars", o.Key)
-		}
-	}
 }
 
 // TestSizeTable: every size is a GPU family size, its GPU is canonical, and where the

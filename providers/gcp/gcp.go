@@ -58,7 +58,8 @@ var Descriptor = providers.Descriptor{
 		{Key: "project", Help: "Google Cloud project used to list machine and accelerator types (required)"},
 		{Key: "api_key_env", Help: "environment variable holding a Cloud Billing API key; when it is empty, Application Default Credentials are used", Default: DefaultAPIKeyEnv},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option adjusts a Provider; tests use them to inject the clock, the HTTP client and a

@@ -54,7 +54,8 @@ var Descriptor = providers.Descriptor{
 		{Key: "api_key_env", Help: "environment variable that holds the Lambda Cloud API key (required)", Default: DefaultAPIKeyEnv},
 		{Key: "include_unavailable", Help: "also list instance types in regions that have no capacity right now", Default: "false"},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option configures New: httpx.WithHTTPClient, WithClock, WithPolicy, WithSleep and

@@ -62,7 +62,8 @@ var Descriptor = providers.Descriptor{
 		{Key: "api_key_env", Help: "environment variable that holds a RunPod API key; sent when set (prices are readable without one)", Default: DefaultAPIKeyEnv},
 		{Key: "clouds", Help: "which clouds to price: \"secure\" (RunPod data centres), \"community\" (vetted hosts), or both", Default: `["secure", "community"]`},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option configures New: httpx.WithHTTPClient, WithClock, WithPolicy, WithSleep and
