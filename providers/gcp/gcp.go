@@ -29,6 +29,7 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/httpx"
 )
 
 // Name is the provider name used in offers and config.
@@ -67,11 +68,10 @@ var Descriptor = providers.Descriptor{
 type Option func(*options)
 
 type options struct {
-	now         func() time.Time
-	httpClient  *http.Client
-	maxAttempts int
-	maxBackoff  time.Duration
-	getenv      func(string) string
+	now        func() time.Time
+	httpClient *http.Client
+	policy     httpx.Policy
+	getenv     func(string) string
 }
 
 // WithClock sets the clock that stamps ObservedAt.
@@ -82,11 +82,25 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // endpoint is an http:// emulator). The retry policy wraps its transport.
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
 
-// WithRetry sets the attempts per call (first try included) and the maximum backoff of
-// the REST retry policy.
+// WithRetry sets the attempts per call (first try included) and the maximum backoff
+// (and Retry-After) of the REST retry policy.
 func WithRetry(maxAttempts int, maxBackoff time.Duration) Option {
-	return func(o *options) { o.maxAttempts, o.maxBackoff = maxAttempts, maxBackoff }
+	return func(o *options) {
+		o.policy.MaxAttempts = max(maxAttempts, 1)
+		o.policy.BaseDelay = min(defaultBaseDelay, maxBackoff)
+		o.policy.MaxDelay, o.policy.MaxRetryAfter = maxBackoff, maxBackoff
+	}
 }
+
+// WithPolicy replaces the whole retry policy (httpx's, shared by every HTTP adapter).
+func WithPolicy(p httpx.Policy) Option { return func(o *options) { o.policy = p } }
+
+// The REST list calls' retry policy: five attempts, backoff from 100 ms doubling up to
+// 20 s, a server's Retry-After honoured up to 20 s.
+const (
+	defaultBaseDelay = 100 * time.Millisecond
+	defaultMaxDelay  = 20 * time.Second
+)
 
 // WithGetenv replaces os.Getenv for reading the API key.
 func WithGetenv(f func(string) string) Option { return func(o *options) { o.getenv = f } }
@@ -99,12 +113,11 @@ type Provider struct {
 
 // New validates cfg and returns the provider; it opens no connection.
 func New(cfg Config, opts ...Option) (*Provider, error) {
-	o := options{now: time.Now, maxAttempts: 5, maxBackoff: 20 * time.Second, getenv: os.Getenv}
+	o := options{now: time.Now, getenv: os.Getenv, policy: httpx.Policy{
+		MaxAttempts: 5, BaseDelay: defaultBaseDelay, MaxDelay: defaultMaxDelay, MaxRetryAfter: defaultMaxDelay,
+	}}
 	for _, fn := range opts {
 		fn(&o)
-	}
-	if o.maxAttempts < 1 {
-		o.maxAttempts = 1
 	}
 	if strings.TrimSpace(cfg.Project) == "" {
 		return nil, pricing.Errorf(pricing.Invalid, "gcp: project is required (the project whose machine types are listed)")
@@ -145,7 +158,7 @@ func (p *Provider) httpClient(ctx context.Context, apiKey string, scopes ...stri
 		}
 		base = c.Transport
 	}
-	return &http.Client{Transport: &retryTransport{ctx: ctx, base: base, maxAttempts: p.opts.maxAttempts, maxBackoff: p.opts.maxBackoff}}, nil
+	return &http.Client{Transport: &httpx.Transport{Ctx: ctx, Base: base, Policy: p.opts.policy}}, nil
 }
 
 func (p *Provider) clientOptions(hc *http.Client) []option.ClientOption {

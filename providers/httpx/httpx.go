@@ -1,11 +1,11 @@
 // Package httpx is the one HTTP retry policy of picker's HTTP adapters (azure, lambda,
-// runpod): 429 honouring Retry-After (seconds or HTTP date, capped), 5xx and transport
+// runpod through Client.Do; gcp's SDK clients through Transport): 429 honouring Retry-After (seconds or HTTP date, capped), 5xx and transport
 // failures (timeouts, refused or reset connections, bodies cut short) retried with
 // exponential backoff and jitter, a bounded number of attempts, and an immediate stop
 // once the context is done. It also reads bodies with a size cap and decodes JSON into
 // errors that name the provider and the field where a malformed or truncated body broke.
 //
-// SDK adapters (aws, gcp) use their SDK's retryer instead.
+// aws uses its SDK's retryer (the AWS SDK's standard retryer, configured in the adapter).
 package httpx
 
 import (

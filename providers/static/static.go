@@ -207,7 +207,6 @@ func parseDate(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339, s)
 }
 
-
 // DefaultEnabled: listing files is the intent to use them, so a section with files and
 // no enabled key is enabled.
 func (c Config) DefaultEnabled() bool { return len(c.Files) > 0 }
