@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -31,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
@@ -215,24 +215,20 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	pc := awspricing.NewFromConfig(awsCfg)
 
 	results := make([]regionResult, len(p.regions))
-	sem := make(chan struct{}, p.opts.concurrency)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(p.opts.concurrency)
 	for i, region := range p.regions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i] = regionResult{region: region, err: ctx.Err()}
-				return
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
+				results[i] = regionResult{region: region, err: err}
+				return nil
 			}
-			defer func() { <-sem }()
 			ec := ec2.NewFromConfig(awsCfg, func(o *ec2.Options) { o.Region = region })
 			results[i] = p.fetchRegion(ctx, pc, ec, region, now)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // a region's failure is in its result, never a group error
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("aws: %w", err)
 	}

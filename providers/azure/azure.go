@@ -15,8 +15,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
@@ -128,23 +129,19 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		err     error
 	}
 	results := make([]result, len(p.regions))
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(concurrency)
 	for i, region := range p.regions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].err = pricing.Errorf(pricing.Unavailable, "azure: %s: %w", region, ctx.Err())
-				return
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
+				results[i].err = pricing.Errorf(pricing.Unavailable, "azure: %s: %w", region, err)
+				return nil
 			}
-			defer func() { <-sem }()
 			results[i].offers, results[i].unknown, results[i].err = p.fetchRegion(ctx, region, now)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // a region's failure is in its result, never a group error
 	if err := ctx.Err(); err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "azure: %w", err)
 	}
