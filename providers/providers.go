@@ -25,8 +25,10 @@ import (
 //     Snapshot.Failed and left out of Snapshot.Regions, so the store keeps that region's
 //     last good prices.
 //   - An empty result is an error: "no prices found" is a failure, never an empty catalog.
-//   - Every offer passes pricing.Offer.Validate, has Source "api" (or "file"), a
-//     canonical GPU model where the name is known, and no two offers share a Key.
+//   - Every offer passes pricing.Offer.Validate, has Source pricing.SourceAPI (or
+//     SourceFile), a canonical GPU model where the name is known, and no two offers
+//     share a Key: every adapter passes its offers through Finalize, the one
+//     validate-and-dedupe step.
 type Provider interface {
 	Fetch(ctx context.Context) (*Snapshot, error)
 }

@@ -328,15 +328,8 @@ func (p *Provider) assemble(results []regionResult, now time.Time) (*providers.S
 		if !ok[region] {
 			continue
 		}
-		offers := perRegion[region]
-		var valid []pricing.Offer
-		for _, o := range offers {
-			if err := o.Validate(); err != nil {
-				snap.Warnings = append(snap.Warnings, fmt.Sprintf("aws: skipped: %v", err))
-				continue
-			}
-			valid = append(valid, o)
-		}
+		valid, warn := providers.Finalize(Name, perRegion[region])
+		snap.Warnings = append(snap.Warnings, warn...)
 		if len(valid) == 0 {
 			snap.Failed[region] = pricing.Errorf(pricing.Unavailable, "aws: %s: no GPU prices found", region)
 			continue

@@ -171,6 +171,11 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	for _, s := range slices.Sorted(maps.Keys(unknownIn)) {
 		snap.Warnings = append(snap.Warnings, fmt.Sprintf("azure: GPU size %s is not in the size table (seen in %s); its prices were skipped", s, strings.Join(unknownIn[s], ", ")))
 	}
+	// Each region already keeps one offer per Key (the better meter) and refuses an
+	// invalid one as a malformed page; Finalize is the shared contract step on top.
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Unavailable, "azure: no GPU prices found in %s", strings.Join(snap.Regions, ", "))
 	}

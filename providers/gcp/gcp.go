@@ -202,6 +202,9 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		return nil, p.wrap("list skus", ctx, err)
 	}
 	snap := compose(machines, accels, cat, p.cfg.Regions, now)
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Unavailable, "gcp: no prices found (%d machine types, %d SKUs used; %s)",
 			len(machines), cat.n, strings.Join(snap.Warnings, "; "))

@@ -224,7 +224,6 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 	allRegions := slices.Sorted(maps.Keys(all))
 	types := 0
 	var soldOut []string
-	seen := map[pricing.Key]bool{}
 	for _, name := range slices.Sorted(maps.Keys(data)) {
 		e := data[name]
 		where := "instance type " + name
@@ -297,18 +296,12 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 				ObservedAt: now,
 				Source:     "api",
 			}
-			if err := o.Validate(); err != nil {
-				snap.Warnings = append(snap.Warnings, fmt.Sprintf("lambda: %s skipped: %v", typeName, err))
-				continue
-			}
-			if seen[o.Key()] {
-				snap.Warnings = append(snap.Warnings, fmt.Sprintf("lambda: %s listed twice; kept the first", o.Key()))
-				continue
-			}
-			seen[o.Key()] = true
 			snap.Offers = append(snap.Offers, o)
 		}
 	}
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		switch {
 		case types == 0:

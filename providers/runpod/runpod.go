@@ -262,8 +262,7 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 	if len(p.ignoredRegions) > 0 {
 		snap.Warnings = append(snap.Warnings, fmt.Sprintf("runpod: regions %s ignored: gpuTypes prices are global (region %q)", strings.Join(p.ignoredRegions, ", "), Region))
 	}
-	seen := map[pricing.Key]string{}
-	for i, t := range types {
+	for _, t := range types {
 		id := strings.TrimSpace(t.ID)
 		if id == "" || strings.EqualFold(id, "unknown") {
 			continue // RunPod's pseudo type
@@ -350,20 +349,14 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 						ObservedAt:   now,
 						Source:       "api",
 					}
-					if err := o.Validate(); err != nil {
-						snap.Warnings = append(snap.Warnings, fmt.Sprintf("runpod: gpuTypes[%d] %s skipped: %v", i, id, err))
-						continue
-					}
-					if prev, dup := seen[o.Key()]; dup {
-						snap.Warnings = append(snap.Warnings, fmt.Sprintf("runpod: %s and %s both make instance type %s; kept the first", prev, id, o.InstanceType))
-						continue
-					}
-					seen[o.Key()] = id
 					snap.Offers = append(snap.Offers, o)
 				}
 			}
 		}
 	}
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Unavailable, "runpod: no GPU type has a price in the selected clouds (%d types listed)", len(types))
 	}

@@ -75,6 +75,12 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 			snap.Offers = append(snap.Offers, o)
 		}
 	}
+	// ReadFile already refused invalid rows and the loop duplicate keys, both as errors
+	// naming the file (a user's file is fixed, not skipped); Finalize is the shared
+	// contract step every adapter's offers pass.
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Invalid, "static: the files %s hold no offers", strings.Join(p.files, ", "))
 	}
