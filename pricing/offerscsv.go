@@ -33,7 +33,7 @@ var requiredOffersCSVColumns = []string{"provider", "instance_type", "gpu_model"
 // price. GPU names go through NormalizeGPU; an unknown name is kept raw and noted with
 // NoteUnknownGPU, never guessed or dropped. ObservedAt is source_date at UTC midnight,
 // or defaultObserved when the cell is empty or the column absent. Currency is USD. Source
-// is left empty for the caller to set ("snapshot", "file").
+// is left empty for the caller to set (SourceSnapshot, SourceFile).
 //
 // Every error is a pricing Invalid error naming the file, the line and the column.
 func ParseOffersCSV(r io.Reader, name string, defaultObserved time.Time) ([]Offer, error) {

@@ -265,7 +265,7 @@ type ProviderStatus struct {
 	Offers         int       `json:"offers"`
 	OldestObserved time.Time `json:"oldest_observed,omitzero"`
 	NewestObserved time.Time `json:"newest_observed,omitzero"`
-	// Sources of the current offers ("snapshot", "api", "file"), sorted.
+	// Sources of the current offers (pricing.SourceSnapshot, SourceAPI, SourceFile), sorted.
 	Sources []string `json:"sources"`
 }
 

@@ -36,7 +36,7 @@ func (f gpuFacts) offer(region, typ string, p pricing.Purchase, price float64, n
 		Provider: Name, Region: region, InstanceType: typ,
 		GPUModel: f.model, GPUCount: f.count, GPUMemGiB: f.memGiB,
 		VCPUs: f.vcpus, RAMGiB: f.ramGiB,
-		Purchase: p, PriceUSDHr: price, Currency: "USD", ObservedAt: now, Source: "api",
+		Purchase: p, PriceUSDHr: price, Currency: "USD", ObservedAt: now, Source: pricing.SourceAPI,
 	}
 }
 

@@ -406,7 +406,7 @@ func (p *Provider) offer(it item, region string, now time.Time) (pricing.Offer, 
 		PriceUSDHr:   *price,
 		Currency:     "USD",
 		ObservedAt:   now,
-		Source:       "api",
+		Source:       pricing.SourceAPI,
 	}
 	if err := o.Validate(); err != nil {
 		return pricing.Offer{}, false, err

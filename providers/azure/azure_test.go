@@ -132,7 +132,7 @@ func newProvider(t *testing.T, srv *httptest.Server, endpoint string, regions []
 func offer(region, size, model string, count, mem, vcpus, ram float64, purchase pricing.Purchase, price float64) pricing.Offer {
 	return pricing.Offer{Provider: "azure", Region: region, InstanceType: size, GPUModel: model, GPUCount: count,
 		GPUMemGiB: mem, VCPUs: vcpus, RAMGiB: ram, Purchase: purchase, PriceUSDHr: price, Currency: "USD",
-		ObservedAt: clock, Source: "api"}
+		ObservedAt: clock, Source: pricing.SourceAPI}
 }
 
 // wantOffers is what testdata yields for eastus and westeurope, worked out by hand:

@@ -338,7 +338,7 @@ func compose(machines []zoneMachine, accels []zoneAccel, cat *catalog, regions [
 				Provider: Name, Region: s.region, InstanceType: s.instanceType,
 				GPUModel: g.Model, GPUCount: float64(s.gpus), GPUMemGiB: g.MemGiB,
 				VCPUs: s.vcpus, RAMGiB: math.Round(s.ramGiB*100) / 100,
-				Purchase: p, PriceUSDHr: math.Round(usd*1e6) / 1e6, Currency: "USD", ObservedAt: now, Source: "api",
+				Purchase: p, PriceUSDHr: math.Round(usd*1e6) / 1e6, Currency: "USD", ObservedAt: now, Source: pricing.SourceAPI,
 			})
 		}
 	}

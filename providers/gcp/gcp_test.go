@@ -205,7 +205,7 @@ func checkOffers(t *testing.T, snap *providers.Snapshot) {
 		if o.Region != "us-central1" || o.Zone != "" {
 			t.Errorf("offer %s: region %q zone %q; want us-central1, no zone", o.Key(), o.Region, o.Zone)
 		}
-		if o.Provider != "gcp" || o.Currency != "USD" || o.Source != "api" || !o.ObservedAt.Equal(testNow) {
+		if o.Provider != "gcp" || o.Currency != "USD" || o.Source != pricing.SourceAPI || !o.ObservedAt.Equal(testNow) {
 			t.Errorf("offer %s: provider %q currency %q source %q observed %v", o.Key(), o.Provider, o.Currency, o.Source, o.ObservedAt)
 		}
 	}

@@ -294,7 +294,7 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 				PriceUSDHr: math.Round(float64(*it.PriceCents)) / 100,
 				Currency:   "USD",
 				ObservedAt: now,
-				Source:     "api",
+				Source:     pricing.SourceAPI,
 			}
 			snap.Offers = append(snap.Offers, o)
 		}

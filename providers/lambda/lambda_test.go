@@ -90,7 +90,7 @@ func setup(t *testing.T, s *lambdaServer, cfg Config, sl *sleeps) *Provider {
 func offer(region, typ, model string, count, mem, vcpus, ram, price float64) pricing.Offer {
 	return pricing.Offer{Provider: "lambda", Region: region, InstanceType: typ, GPUModel: model, GPUCount: count,
 		GPUMemGiB: mem, VCPUs: vcpus, RAMGiB: ram, Purchase: pricing.OnDemand, PriceUSDHr: price, Currency: "USD",
-		ObservedAt: clock, Source: "api"}
+		ObservedAt: clock, Source: pricing.SourceAPI}
 }
 
 // Worked out by hand from testdata/instance_types.json (types in name order, regions

@@ -61,7 +61,7 @@ func CheckSnapshot(t *testing.T, snap *providers.Snapshot) {
 		if o.Currency != "USD" {
 			t.Errorf("offer %s: currency %q; want USD", o.Key(), o.Currency)
 		}
-		if o.Source != "api" && o.Source != "file" {
+		if o.Source != pricing.SourceAPI && o.Source != pricing.SourceFile {
 			t.Errorf("offer %s: source %q; want api or file", o.Key(), o.Source)
 		}
 		if g, ok := pricing.LookupGPU(o.GPUModel); !ok {

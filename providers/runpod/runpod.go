@@ -347,7 +347,7 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 						PriceUSDHr:   round6(pp.perGPU * float64(k)),
 						Currency:     "USD",
 						ObservedAt:   now,
-						Source:       "api",
+						Source:       pricing.SourceAPI,
 					}
 					snap.Offers = append(snap.Offers, o)
 				}

@@ -178,7 +178,7 @@ func parseWant(t *testing.T, table string, keep func(instanceType string) bool) 
 		}
 		out = append(out, pricing.Offer{Provider: "runpod", Region: "global", InstanceType: f[0], GPUModel: f[3],
 			GPUCount: num(4), GPUMemGiB: num(5), VCPUs: num(6), RAMGiB: num(7), Purchase: pricing.Purchase(f[1]),
-			PriceUSDHr: num(2), Currency: "USD", ObservedAt: clock, Source: "api"})
+			PriceUSDHr: num(2), Currency: "USD", ObservedAt: clock, Source: pricing.SourceAPI})
 	}
 	return out
 }
@@ -345,7 +345,7 @@ func TestUnknownGPU(t *testing.T) {
 		t.Fatalf("Fetch: %v", err)
 	}
 	want := []pricing.Offer{{Provider: "runpod", Region: "global", InstanceType: "1x_X900_SECURE", GPUModel: "NVIDIA X900",
-		GPUCount: 1, GPUMemGiB: 64, Purchase: pricing.OnDemand, PriceUSDHr: 1.1, Currency: "USD", ObservedAt: clock, Source: "api"}}
+		GPUCount: 1, GPUMemGiB: 64, Purchase: pricing.OnDemand, PriceUSDHr: 1.1, Currency: "USD", ObservedAt: clock, Source: pricing.SourceAPI}}
 	diffOffers(t, snap.Offers, want)
 	if w := []string{`runpod: unknown GPU "NVIDIA X900" kept as is`}; !reflect.DeepEqual(snap.Warnings, w) {
 		t.Errorf("Warnings = %q, want %q", snap.Warnings, w)

@@ -121,7 +121,7 @@ func ReadFile(path string) ([]pricing.Offer, error) {
 	}
 	for i := range offers {
 		offers[i].Provider = Name
-		offers[i].Source = "file"
+		offers[i].Source = pricing.SourceFile
 		if err := offers[i].Validate(); err != nil {
 			return nil, pricing.Errorf(pricing.Invalid, "static: %s: %w", path, err)
 		}
