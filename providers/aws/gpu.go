@@ -131,7 +131,6 @@ func factsFromEC2(it ec2types.InstanceTypeInfo) (f gpuFacts, warn string, ok boo
 	g, inCatalog := pricing.LookupGPU(model)
 	switch {
 	case !known || !inCatalog:
-		pricing.NoteUnknownGPU(name)
 		warn = fmt.Sprintf("aws: %s: unknown GPU %q kept as reported", typ, name)
 	case memGiB == 0 || math.Abs(memGiB-g.MemGiB) <= 0.1*g.MemGiB:
 		// EC2 reports usable memory after ECC and driver reservations (L4: 22888 MiB

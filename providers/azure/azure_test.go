@@ -572,8 +572,8 @@ func TestSizeTable(t *testing.T) {
 			t.Errorf("%s: GPU %q is not canonical", name, s.GPUModel)
 			continue
 		}
-		if m, ok := pricing.NormalizeAzureSize(name); ok && m != s.GPUModel {
-			t.Errorf("%s: table says %s, pricing.NormalizeAzureSize says %s", name, s.GPUModel, m)
+		if m, ok := familyGPU(name); ok && m != s.GPUModel {
+			t.Errorf("%s: table says %s, familyGPU says %s", name, s.GPUModel, m)
 		}
 		if s.GPUCount >= 1 && s.GPUMemGiB != g.MemGiB {
 			t.Errorf("%s: %v GiB per GPU, catalog says %v for %s", name, s.GPUMemGiB, g.MemGiB, g.Model)

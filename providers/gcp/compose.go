@@ -319,7 +319,6 @@ func compose(machines []zoneMachine, accels []zoneAccel, cat *catalog, regions [
 		if !known || !inCatalog {
 			if !unknown[s.accel] {
 				unknown[s.accel] = true
-				pricing.NoteUnknownGPU(s.accel)
 				snap.Warnings = append(snap.Warnings, fmt.Sprintf("gcp: accelerator %q is not in the GPU catalog; its machines (e.g. %s) are skipped: GCP reports no GPU memory", s.accel, s.instanceType))
 			}
 			continue

@@ -249,7 +249,6 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 		}
 		model, ok := pricing.NormalizeGPU(gpuName, mem)
 		if !ok {
-			pricing.NoteUnknownGPU(model)
 			snap.Warnings = append(snap.Warnings, fmt.Sprintf("lambda: %s: unknown GPU %q kept as is", typeName, model))
 		} else if mem == 0 {
 			if g, ok := pricing.LookupGPU(model); ok {

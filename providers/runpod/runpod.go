@@ -274,7 +274,6 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 		}
 		if !ok {
 			model = id
-			pricing.NoteUnknownGPU(model)
 			snap.Warnings = append(snap.Warnings, fmt.Sprintf("runpod: unknown GPU %q kept as is", model))
 		}
 		if mem == 0 {
