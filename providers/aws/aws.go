@@ -64,19 +64,23 @@ var Descriptor = providers.Descriptor{
 	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
-// Option adjusts a Provider; tests use them to inject the clock, the HTTP client,
-// credentials and a fast retry backoff.
+// Option adjusts a Provider; tests use them to inject the clock, the HTTP client and a
+// fast retry backoff.
 type Option func(*options)
 
 type options struct {
 	now         func() time.Time
 	httpClient  *http.Client
-	creds       awssdk.CredentialsProvider
 	maxAttempts int
 	maxBackoff  time.Duration
-	concurrency int
-	pageSize    int32
 }
+
+const (
+	// concurrency bounds how many regions are fetched at once.
+	concurrency = 4
+	// pageSize is GetProducts' MaxResults: the API's maximum, 100.
+	pageSize = 100
+)
 
 // WithClock sets the clock that stamps ObservedAt and the spot history's StartTime.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
@@ -84,22 +88,11 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // WithHTTPClient sets the HTTP client of every AWS call.
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
 
-// WithCredentials replaces the default credential chain (tests use static credentials).
-func WithCredentials(p awssdk.CredentialsProvider) Option {
-	return func(o *options) { o.creds = p }
-}
-
 // WithRetry sets the SDK retryer's attempts per call (first try included) and its
 // maximum backoff between attempts.
 func WithRetry(maxAttempts int, maxBackoff time.Duration) Option {
 	return func(o *options) { o.maxAttempts, o.maxBackoff = maxAttempts, maxBackoff }
 }
-
-// WithConcurrency bounds how many regions are fetched at once (default 4).
-func WithConcurrency(n int) Option { return func(o *options) { o.concurrency = n } }
-
-// WithPageSize sets GetProducts' MaxResults (1-100, default 100).
-func WithPageSize(n int32) Option { return func(o *options) { o.pageSize = n } }
 
 // Provider fetches AWS GPU offers. It is safe for concurrent use.
 type Provider struct {
@@ -111,7 +104,7 @@ type Provider struct {
 // New validates cfg and returns the provider. It reads no credentials: the standard
 // chain is resolved on each Fetch.
 func New(cfg Config, opts ...Option) (*Provider, error) {
-	o := options{now: time.Now, maxAttempts: 5, maxBackoff: 20 * time.Second, concurrency: 4, pageSize: 100}
+	o := options{now: time.Now, maxAttempts: 5, maxBackoff: 20 * time.Second}
 	for _, fn := range opts {
 		fn(&o)
 	}
@@ -140,12 +133,6 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 	}
 	if o.maxAttempts < 1 {
 		o.maxAttempts = 1
-	}
-	if o.concurrency < 1 {
-		o.concurrency = 1
-	}
-	if o.pageSize < 1 || o.pageSize > 100 {
-		o.pageSize = 100
 	}
 	return &Provider{cfg: cfg, regions: rs, opts: o}, nil
 }
@@ -183,9 +170,6 @@ func (p *Provider) loadConfig(ctx context.Context) (awssdk.Config, error) {
 	if p.opts.httpClient != nil {
 		lo = append(lo, config.WithHTTPClient(p.opts.httpClient))
 	}
-	if p.opts.creds != nil {
-		lo = append(lo, config.WithCredentialsProvider(p.opts.creds))
-	}
 	if p.cfg.Endpoint != "" {
 		lo = append(lo, config.WithBaseEndpoint(p.cfg.Endpoint))
 	}
@@ -216,7 +200,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 
 	results := make([]regionResult, len(p.regions))
 	var g errgroup.Group
-	g.SetLimit(p.opts.concurrency)
+	g.SetLimit(concurrency)
 	for i, region := range p.regions {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
@@ -246,7 +230,7 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 	res.warn = append(res.warn, warn...)
 
 	ing := newIngester(region, facts, now)
-	if err := getProducts(ctx, pc, region, p.opts.pageSize, ing.add); err != nil {
+	if err := getProducts(ctx, pc, region, pageSize, ing.add); err != nil {
 		res.err = fmt.Errorf("get products: %w", err)
 		return res
 	}

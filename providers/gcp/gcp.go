@@ -71,7 +71,6 @@ type options struct {
 	now        func() time.Time
 	httpClient *http.Client
 	policy     httpx.Policy
-	getenv     func(string) string
 }
 
 // WithClock sets the clock that stamps ObservedAt.
@@ -102,9 +101,6 @@ const (
 	defaultMaxDelay  = 20 * time.Second
 )
 
-// WithGetenv replaces os.Getenv for reading the API key.
-func WithGetenv(f func(string) string) Option { return func(o *options) { o.getenv = f } }
-
 // Provider fetches GCP GPU offers. It is safe for concurrent use.
 type Provider struct {
 	cfg  Config
@@ -113,7 +109,7 @@ type Provider struct {
 
 // New validates cfg and returns the provider; it opens no connection.
 func New(cfg Config, opts ...Option) (*Provider, error) {
-	o := options{now: time.Now, getenv: os.Getenv, policy: httpx.Policy{
+	o := options{now: time.Now, policy: httpx.Policy{
 		MaxAttempts: 5, BaseDelay: defaultBaseDelay, MaxDelay: defaultMaxDelay, MaxRetryAfter: defaultMaxDelay,
 	}}
 	for _, fn := range opts {
@@ -184,7 +180,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "gcp: compute: %w", err)
 	}
-	billingHC, err := p.httpClient(ctx, strings.TrimSpace(p.opts.getenv(p.cfg.APIKeyEnv)), "https://www.googleapis.com/auth/cloud-billing.readonly")
+	billingHC, err := p.httpClient(ctx, strings.TrimSpace(os.Getenv(p.cfg.APIKeyEnv)), "https://www.googleapis.com/auth/cloud-billing.readonly")
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "gcp: billing: %w", err)
 	}

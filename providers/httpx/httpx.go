@@ -168,9 +168,6 @@ func WithHTTPClient(c *http.Client) Option { return func(s *Settings) { s.HTTPCl
 // WithClock sets the clock that stamps offers' ObservedAt (and reads Retry-After dates).
 func WithClock(now func() time.Time) Option { return func(s *Settings) { s.Now = now } }
 
-// WithPolicy replaces the whole retry policy.
-func WithPolicy(p Policy) Option { return func(s *Settings) { s.Policy = p } }
-
 // WithSleep replaces the policy's sleep (tests pass one that returns at once and
 // records the waits).
 func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
