@@ -25,25 +25,6 @@ import (
 
 var clock = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
-// sleeps records the retry waits instead of sleeping.
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.d = append(s.d, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func (s *sleeps) get() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.d...)
-}
-
 var filterRegionRe = regexp.MustCompile(`armRegionName eq '([a-z0-9]+)'`)
 
 // retailServer answers like prices.azure.com from testdata/<region>_page<N>.json, page N
@@ -111,18 +92,12 @@ func (s *retailServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func newServer(t *testing.T, s *retailServer) *httptest.Server {
 	t.Helper()
 	s.t = t
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return srv
+	return providertest.Serve(t, s)
 }
 
-func newProvider(t *testing.T, srv *httptest.Server, endpoint string, regions []string, sl *sleeps) *Provider {
+func newProvider(t *testing.T, srv *httptest.Server, endpoint string, regions []string, sl *providertest.Sleeps) *Provider {
 	t.Helper()
-	if sl == nil {
-		sl = &sleeps{}
-	}
-	p, err := New(Config{Common: providers.Common{Endpoint: endpoint, Regions: regions}},
-		httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep))
+	p, err := New(Config{Common: providers.Common{Endpoint: endpoint, Regions: regions}}, providertest.HTTPOptions(srv, clock, sl)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,10 +352,9 @@ func TestRetries(t *testing.T) {
 				return tt.fail(w, int(attempt.Add(1)))
 			}}
 			srv := newServer(t, rs)
-			sl := &sleeps{}
+			sl := &providertest.Sleeps{}
 			p, err := New(Config{Common: providers.Common{Endpoint: srv.URL, Regions: []string{"eastus"}}},
-				httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep),
-				httpx.WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
+				append(providertest.HTTPOptions(srv, clock, sl), httpx.WithBackoff(providertest.DoublingBackoff))...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,7 +375,7 @@ func TestRetries(t *testing.T) {
 					t.Errorf("error code %q, want %q", c, pricing.Unavailable)
 				}
 			}
-			if got := sl.get(); !reflect.DeepEqual(got, tt.wantSleeps) && !(len(got) == 0 && len(tt.wantSleeps) == 0) {
+			if got := sl.Waits(); !reflect.DeepEqual(got, tt.wantSleeps) && !(len(got) == 0 && len(tt.wantSleeps) == 0) {
 				t.Errorf("sleeps = %v, want %v", got, tt.wantSleeps)
 			}
 			if got := rs.requests.Load(); got != tt.wantReq {

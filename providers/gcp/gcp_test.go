@@ -124,9 +124,7 @@ func (f *fakeGoogle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeGoogle) serve(t *testing.T) string {
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return providertest.Serve(t, f).URL
 }
 
 func newTestProvider(t *testing.T, endpoint string, regions []string, opts ...Option) *Provider {
