@@ -509,24 +509,16 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 		w.Write(readFixture(t, "error_rate_limit_exceeded.json"))
 		return true
 	}
-	var mu sync.Mutex
-	var waits []time.Duration
+	sl := &providertest.Sleeps{}
 	p := newTestProvider(t, fake.serve(t), []string{"us-central1"}, WithPolicy(httpx.Policy{
-		MaxAttempts: 3, MaxRetryAfter: time.Minute,
-		Now: func() time.Time { return testNow },
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			mu.Lock()
-			defer mu.Unlock()
-			waits = append(waits, d)
-			return nil
-		},
+		MaxAttempts: 3, MaxRetryAfter: time.Minute, Now: func() time.Time { return testNow }, Sleep: sl.Sleep,
 	}))
 	snap, err := p.Fetch(context.Background())
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
 	checkOffers(t, snap)
-	if len(waits) != 1 || waits[0] != wantWait {
+	if waits := sl.Waits(); len(waits) != 1 || waits[0] != wantWait {
 		t.Errorf("waits %v, want [%v] (the Retry-After date minus now)", waits, wantWait)
 	}
 }
