@@ -1,9 +1,13 @@
 // Package providers defines what a price source is (the Provider interface), how each
-// adapter describes itself and its config (Descriptor), the config fields every provider
-// section shares (Common), and the conformance suite every adapter's tests run.
+// adapter describes itself and its config (Descriptor, whose Config type the config
+// package decodes), the config fields every provider section shares (Common), the one
+// validate-and-dedupe step every adapter's offers pass (Finalize), and the TOML error
+// format every file picker reads shares (TOMLErrorString).
 //
 // Adapters live in sub-packages (aws, gcp, azure, lambda, runpod, static). Each imports
-// only this package, pricing and its own SDK: never the store, never another adapter.
+// only this package, pricing, providers/httpx (the shared HTTP retry policy) and its own
+// SDK: never the store, never another adapter. providers/registry lists them;
+// providers/providertest is their shared conformance suite and fake-server kit.
 package providers
 
 import (

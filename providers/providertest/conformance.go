@@ -1,6 +1,7 @@
 // Package providertest is the conformance suite every adapter's tests run (litestream's
 // idea of one suite against every replica client): the Provider contract, checked the
-// same way for all.
+// same way for all; and the fake-server kit their tests share (Serve, Sleeps,
+// HTTPOptions, DoublingBackoff) instead of each copying its own httptest setup.
 package providertest
 
 import (
