@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/modelref"
 )
 
 // registerJobFlags adds the CONTRACT's job flags (shared by estimate and recommend).
@@ -52,13 +53,7 @@ func jobValues(fs *pflag.FlagSet) map[string]string {
 func (a *app) resolveModel(ctx context.Context, fs *pflag.FlagSet) (*fit.Model, error) {
 	ref, _ := fs.GetString("model")
 	params, _ := fs.GetString("params")
-	opt := fit.ResolveOptionsFromEnv()
-	opt.Params = params
-	m, err := fit.ResolveModel(ctx, ref, opt)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return modelref.Resolve(ctx, ref, params, modelref.FromEnv(a.m.Getenv))
 }
 
 func (a *app) estimateCmd() *cobra.Command {

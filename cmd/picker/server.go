@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/pickergpu/picker/modelref"
 	"github.com/pickergpu/picker/pricing"
 )
 
@@ -158,7 +158,7 @@ func setFlags(fs *pflag.FlagSet, q map[string][]string) (string, error) {
 			if v == "" && f.NoOptDefVal != "" {
 				v = f.NoOptDefVal // ?grad-ckpt is --grad-ckpt
 			}
-			if name == "model" && modelIsPath(v) {
+			if name == "model" && modelref.IsPath(v) {
 				return name, fmt.Errorf("parameter \"model\" %q: the API does not read files; pass a catalog name or a Hugging Face id", v)
 			}
 			if err := fs.Set(name, v); err != nil {
@@ -167,16 +167,6 @@ func setFlags(fs *pflag.FlagSet, q map[string][]string) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-// modelIsPath mirrors fit's test for a --model that names a config.json on disk.
-func modelIsPath(v string) bool {
-	if strings.HasSuffix(strings.ToLower(v), ".json") || strings.HasPrefix(v, ".") || strings.HasPrefix(v, "/") ||
-		strings.HasPrefix(v, "~") || strings.Contains(v, `\`) {
-		return true
-	}
-	_, err := os.Stat(v)
-	return err == nil
 }
 
 // unwrapFlagError drops pflag's `invalid argument "x" for "--f" flag:` prefix, which

@@ -1,4 +1,4 @@
-package fit
+package modelref
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pickergpu/picker/fit"
 	"github.com/pickergpu/picker/pricing"
 )
 
@@ -46,9 +47,9 @@ func TestResolveHubFetchAndCache(t *testing.T) {
 	var auth atomic.Value
 	srv := hub(t, &hits, &auth)
 	cache := t.TempDir()
-	opt := ResolveOptions{Endpoint: srv.URL, Token: "tok", CacheDir: cache, Client: srv.Client()}
+	opt := Options{Endpoint: srv.URL, Token: "tok", CacheDir: cache, Client: srv.Client()}
 
-	m, err := ResolveModel(context.Background(), "acme/tiny", opt)
+	m, err := Resolve(context.Background(), "acme/tiny", "", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestResolveHubFetchAndCache(t *testing.T) {
 
 	// Second resolution: from the cache, no request.
 	before := hits.Load()
-	m2, err := ResolveModel(context.Background(), "acme/tiny", opt)
+	m2, err := Resolve(context.Background(), "acme/tiny", "", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestResolveHubFetchAndCache(t *testing.T) {
 		t.Errorf("cached params %d != fetched %d", m2.Params(), m.Params())
 	}
 	// The estimate carries the note.
-	res, err := Estimate(m2, Job{})
+	res, err := fit.Estimate(m2, fit.Job{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,26 +101,26 @@ func TestResolveHubErrors(t *testing.T) {
 
 	tests := []struct {
 		name, ref string
-		opt       ResolveOptions
+		opt       Options
 		code      pricing.Code
 		want      []string
 	}{
-		{"gated without token", "acme/gated", ResolveOptions{Endpoint: srv.URL}, pricing.Invalid,
+		{"gated without token", "acme/gated", Options{Endpoint: srv.URL}, pricing.Invalid,
 			[]string{"gated", "HTTP 401", "HF_TOKEN", "--model path/to/config.json"}},
-		{"gated wrong token", "acme/gated", ResolveOptions{Endpoint: srv.URL, Token: "bad"}, pricing.Invalid,
+		{"gated wrong token", "acme/gated", Options{Endpoint: srv.URL, Token: "bad"}, pricing.Invalid,
 			[]string{"gated", "--model path/to/config.json"}},
-		{"server down", "acme/tiny", ResolveOptions{Endpoint: downURL}, pricing.Invalid,
+		{"server down", "acme/tiny", Options{Endpoint: downURL}, pricing.Invalid,
 			[]string{"could not be reached", "--model path/to/config.json"}},
-		{"not on the hub", "acme/nothing", ResolveOptions{Endpoint: srv.URL}, pricing.NotFound,
+		{"not on the hub", "acme/nothing", Options{Endpoint: srv.URL}, pricing.NotFound,
 			[]string{"HTTP 404", "closest catalog names"}},
-		{"malformed config", "acme/broken", ResolveOptions{Endpoint: srv.URL}, pricing.Invalid,
+		{"malformed config", "acme/broken", Options{Endpoint: srv.URL}, pricing.Invalid,
 			[]string{`"num_hidden_layers"`}},
-		{"unknown name", "lama-2-7b", ResolveOptions{Endpoint: downURL}, pricing.NotFound,
+		{"unknown name", "lama-2-7b", Options{Endpoint: downURL}, pricing.NotFound,
 			[]string{`unknown model "lama-2-7b"`, "llama-2-7b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ResolveModel(context.Background(), tt.ref, tt.opt)
+			_, err := Resolve(context.Background(), tt.ref, "", tt.opt)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -134,13 +135,13 @@ func TestResolveHubErrors(t *testing.T) {
 		})
 	}
 	// With the right token the gated model resolves.
-	if _, err := ResolveModel(context.Background(), "acme/gated", ResolveOptions{Endpoint: srv.URL, Token: "good"}); err != nil {
+	if _, err := Resolve(context.Background(), "acme/gated", "", Options{Endpoint: srv.URL, Token: "good"}); err != nil {
 		t.Errorf("gated with token: %v", err)
 	}
 }
 
 func TestResolveLocalAndParams(t *testing.T) {
-	offline := ResolveOptions{Endpoint: "http://127.0.0.1:1"}
+	offline := Options{Endpoint: "http://127.0.0.1:1"}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "my-model", "config.json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -161,7 +162,7 @@ func TestResolveLocalAndParams(t *testing.T) {
 		{"6.74e9", "params", "6.74e9", 6_740_000_000},
 	}
 	for _, tt := range tests {
-		m, err := ResolveModel(context.Background(), tt.ref, offline)
+		m, err := Resolve(context.Background(), tt.ref, "", offline)
 		if err != nil {
 			t.Errorf("%s: %v", tt.ref, err)
 			continue
@@ -170,15 +171,15 @@ func TestResolveLocalAndParams(t *testing.T) {
 			t.Errorf("%s: source %s name %s params %d", tt.ref, m.Source, m.Name, m.Params())
 		}
 	}
-	if m, err := ResolveModel(context.Background(), "", ResolveOptions{Params: "13b"}); err != nil || m.Params() != 13e9 {
+	if m, err := Resolve(context.Background(), "", "13b", Options{}); err != nil || m.Params() != 13e9 {
 		t.Errorf("--params 13b: %v", err)
 	}
 	for _, bad := range []string{"", "/nonexistent/config.json"} {
-		if _, err := ResolveModel(context.Background(), bad, offline); err == nil {
+		if _, err := Resolve(context.Background(), bad, "", offline); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
-	if _, err := ParseParamCount("seven"); err == nil {
+	if _, err := fit.ParseParamCount("seven"); err == nil {
 		t.Error("ParseParamCount(seven): no error")
 	}
 }
