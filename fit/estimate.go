@@ -88,22 +88,22 @@ type ModelInfo struct {
 
 // JobInfo is the job with every flag resolved (snake_case keys).
 type JobInfo struct {
-	Task        string   `json:"task"`
-	Precision   string   `json:"precision"`
-	Quant       string   `json:"quant"`
-	DoubleQuant bool     `json:"double_quant"`
-	Optimizer   string   `json:"optimizer"`
-	Batch       int      `json:"batch"`
-	SeqLen      int      `json:"seq_len"`
-	GradCkpt    bool     `json:"grad_ckpt"`
-	Attention   string   `json:"attention"`
-	LoRAR       int      `json:"lora_r"`
-	LoRATargets []string `json:"lora_targets"`
-	GPUs        int      `json:"gpus"`
-	Shard       string   `json:"shard"`
-	Offload     string   `json:"offload"`
-	Resolution  string   `json:"resolution"`
-	Images      int      `json:"images"`
+	Task        Task      `json:"task"`
+	Precision   Precision `json:"precision"`
+	Quant       Quant     `json:"quant"`
+	DoubleQuant bool      `json:"double_quant"`
+	Optimizer   Optimizer `json:"optimizer"`
+	Batch       int       `json:"batch"`
+	SeqLen      int       `json:"seq_len"`
+	GradCkpt    bool      `json:"grad_ckpt"`
+	Attention   Attention `json:"attention"`
+	LoRAR       int       `json:"lora_r"`
+	LoRATargets []string  `json:"lora_targets"`
+	GPUs        int       `json:"gpus"`
+	Shard       Shard     `json:"shard"`
+	Offload     Offload   `json:"offload"`
+	Resolution  string    `json:"resolution"`
+	Images      int       `json:"images"`
 }
 
 // Breakdown splits the peak per GPU. Workspace holds logits and loss, prefill and decode
@@ -130,8 +130,6 @@ type resolved struct {
 	// loraDropout: bytes per token, whole model, that LoRA dropout keeps (see layerBytes).
 	loraDropout float64
 }
-
-func (r *resolved) quantB0() bool { return r.Quant != "none" && r.Quant != "" }
 
 func invalid(format string, args ...any) error {
 	return pricing.Errorf(pricing.Invalid, format, args...)
@@ -167,7 +165,7 @@ func resolve(m *Model, j Job) (*resolved, error) {
 			r.Precision = "bf16"
 		}
 	}
-	r.mixed = strings.HasSuffix(r.Precision, "-mixed")
+	r.mixed = r.Precision.Mixed()
 	r.b = 2
 	if r.Precision == "fp32" {
 		r.b = 4
@@ -180,27 +178,27 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		r.store = 4
 	}
 	if r.Quant == "" {
-		r.Quant = "none"
+		r.Quant = QuantNone
 		if r.Task == TaskQLoRA {
 			r.Quant = "nf4"
 		}
 	}
 	switch {
-	case r.Task == TaskQLoRA && (r.Quant == "none" || r.Quant == "int8"):
+	case r.Task == TaskQLoRA && (!r.Quant.Quantized() || r.Quant == "int8"):
 		return nil, invalid("--task qlora --quant %s: QLoRA trains adapters over a 4-bit base (nf4, fp4 or int4); use --task lora for a %s base", r.Quant, r.Quant)
 	case r.Task == TaskQLoRA && r.Precision == "fp32":
 		return nil, invalid("--task qlora --precision fp32: QLoRA computes in 16 bits over 4-bit weights; use bf16-mixed (default), bf16, fp16 or fp16-mixed")
-	case r.Task == TaskFullFT && r.Quant != "none":
+	case r.Task == TaskFullFT && r.Quant.Quantized():
 		return nil, invalid("--task full-ft --quant %s: quantized weights cannot be fully fine-tuned; use --task qlora or --quant none", r.Quant)
 	case r.DoubleQuant && r.Quant != "nf4" && r.Quant != "fp4":
 		return nil, invalid("--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
 	case diffusion && r.Quant == "int4":
 		return nil, invalid("--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
 	}
-	if r.quantB0() && r.mixed && training {
+	if r.Quant.Quantized() && r.mixed && training {
 		r.store = 2
 	}
-	if r.Task == TaskLoRA && r.Quant != "none" {
+	if r.Task == TaskLoRA && r.Quant.Quantized() {
 		note("LoRA over a %s base is QLoRA-style: the quantized layers keep their inputs for the backward pass", r.Quant)
 	}
 	switch r.Quant {
@@ -230,29 +228,29 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		return nil, invalid("--attention flash --precision fp32: FlashAttention kernels run in fp16/bf16 only; use sdpa or a 16-bit precision")
 	}
 	if r.Shard == "" {
-		r.Shard = "none"
+		r.Shard = ShardNone
 		if !training && r.GPUs > 1 && !diffusion {
 			r.Shard = "tp"
 		}
 	}
 	if r.Offload == "" {
-		r.Offload = "none"
+		r.Offload = OffloadNone
 	}
 	switch {
-	case !training && r.Shard != "none" && r.Shard != "tp":
+	case !training && r.Shard.Sharded() && r.Shard != "tp":
 		return nil, invalid("--shard %s with --task %s: ZeRO/FSDP shard training states; inference uses --shard tp (or none for one replica per GPU)", r.Shard, r.Task)
 	case training && r.Shard == "tp":
 		return nil, invalid("--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
 	case diffusion && r.Shard == "tp" && r.GPUs > 1:
 		return nil, invalid("--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
-	case !training && r.Offload != "none":
+	case !training && r.Offload.Enabled():
 		return nil, invalid("--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
-	case r.Offload == "optimizer" && r.Shard == "none":
+	case r.Offload == "optimizer" && !r.Shard.Sharded():
 		return nil, invalid("--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
 	case r.Offload == "optimizer+params" && r.Shard != "zero3" && r.Shard != "fsdp":
 		return nil, invalid("--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
 	}
-	if r.GPUs > 1 && r.Shard == "none" && !training {
+	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
 		note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
 	}
 	if r.GradCkpt && !training {
@@ -439,8 +437,8 @@ func standardNotes(m *Model, r *resolved) []string {
 	}
 	if r.IsTraining() {
 		switch {
-		case r.mixed && r.Shard == "none":
-			add("mixed precision with PyTorch AMP: fp32 weights + a %s autocast copy, fp32 gradients, fp32 optimizer states", strings.TrimSuffix(r.Precision, "-mixed"))
+		case r.mixed && !r.Shard.Sharded():
+			add("mixed precision with PyTorch AMP: fp32 weights + a %s autocast copy, fp32 gradients, fp32 optimizer states", strings.TrimSuffix(string(r.Precision), "-mixed"))
 		case r.mixed:
 			add("mixed precision as in the ZeRO paper: 16-bit weights and gradients, fp32 master weights with the optimizer states (2+2+12 bytes/param for AdamW)")
 		case r.Precision != "fp32":
@@ -468,7 +466,7 @@ func standardNotes(m *Model, r *resolved) []string {
 		if r.Optimizer == "paged-adamw-8bit" {
 			add("paged optimizer states live in CUDA unified memory: counted on the device, though torch.cuda.max_memory_allocated does not see them")
 		}
-		if r.GPUs > 1 && r.Shard == "none" {
+		if r.GPUs > 1 && !r.Shard.Sharded() {
 			add("DDP: gradient buckets hold a second copy of the gradients (gradient_as_bucket_view=False, the default)")
 		}
 	} else if m.Kind != KindDiffusion {
@@ -581,7 +579,7 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 	P := float64(m.params)
 	T := float64(r.trainable)
 	full := r.Task == TaskFullFT
-	amp := r.mixed && r.Shard == "none"
+	amp := r.mixed && !r.Shard.Sharded()
 
 	// Weights.
 	weights := m.weightBytes(r)
@@ -727,7 +725,7 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 		}
 		ws = tokens * float64(m.vocab) * perTok
 	}
-	if r.GPUs > 1 && r.Shard == "none" {
+	if r.GPUs > 1 && !r.Shard.Sharded() {
 		ws += grads // DDP gradient buckets
 	}
 	// The optimizer step runs after the activations (and the autocast cache) are freed: it

@@ -78,8 +78,11 @@ func Resolve(ctx context.Context, ref, params string, opt Options) (*fit.Model, 
 		param = "params"
 	}
 	m, err := resolve(ctx, ref, params, opt)
+	if pe := (*pricing.Error)(nil); errors.As(err, &pe) {
+		return nil, pricing.WithParam(err, param) // not a cancelled context: about the parameter
+	}
 	if err != nil {
-		return nil, withParam(err, param)
+		return nil, err
 	}
 	return m, nil
 }
@@ -105,18 +108,6 @@ func resolve(ctx context.Context, ref, params string, opt Options) (*fit.Model, 
 	}
 	return nil, pricing.Errorf(pricing.NotFound, "unknown model %q; closest catalog names: %s (or pass a Hugging Face id, a path to config.json, or --params)",
 		ref, strings.Join(fit.ClosestCatalogNames(ref, 5), ", "))
-}
-
-// withParam sets param on a *pricing.Error that names none (the model resolver's errors
-// are all about the one parameter it was given).
-func withParam(err error, param string) error {
-	var pe *pricing.Error
-	if errors.As(err, &pe) && pe.Param == "" {
-		cp := *pe
-		cp.Param = param
-		return &cp
-	}
-	return err
 }
 
 // IsPath reports whether a --model value names a file on disk rather than a catalog name

@@ -56,6 +56,21 @@ func ParamErrorf(code Code, param, format string, args ...any) error {
 	return &Error{Code: code, Message: err.Error(), Param: param, Err: errors.Unwrap(err)}
 }
 
+// WithParam returns err naming param when it is a *Error that names none yet; other
+// errors are made Invalid errors about param (a value that failed to parse is bad input).
+func WithParam(err error, param string) error {
+	if err == nil || ErrorParam(err) != "" {
+		return err
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		cp := *e
+		cp.Param = param
+		return &cp
+	}
+	return &Error{Code: Invalid, Message: err.Error(), Param: param, Err: err}
+}
+
 // ErrorParam returns the Param of the first *Error in err's chain that names one, "" when
 // none does.
 func ErrorParam(err error) string {

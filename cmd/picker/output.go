@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // table is a rendered result: headers and rows of cells. The same table goes to a
@@ -106,4 +107,20 @@ func usd(v float64) string {
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// formatAge renders an age the way a table wants it: "45 s", "3 h", "112 d".
+func formatAge(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0 s"
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%d d", int(d.Hours()/24))
+	}
 }

@@ -165,6 +165,7 @@ func cmpPtr(a, b *float64, an, bn string) int {
 func (a *app) exportCmd() *cobra.Command {
 	var f offerFilters
 	var format, out string
+	ps := f.params("any", true)
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Export a comparison table of offers with per-GPU and per-GiB prices",
@@ -175,17 +176,15 @@ func (a *app) exportCmd() *cobra.Command {
 			if format != "csv" && format != "json" {
 				return usageError{fmt.Errorf("--format %q: want csv or json", format)}
 			}
-			q, err := f.query()
-			if err != nil {
+			if err := BindParams(ps, FlagLookup(cmd.Flags())); err != nil {
 				return err
 			}
-			return a.runExport(cmd.Context(), q, format, out)
+			return a.runExport(cmd.Context(), f.q, format, out)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
 	cmd.Flags().StringVar(&out, "out", "", "write to this file (atomically) instead of stdout")
-	f.register(cmd.Flags(), "any")
-	f.registerVRAM(cmd.Flags())
+	registerParams(cmd.Flags(), ps)
 	return cmd
 }
 

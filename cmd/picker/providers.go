@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers/registry"
 	"github.com/pickergpu/picker/store"
 )
@@ -82,7 +81,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 			if !s.NewestObserved.IsZero() {
 				// The age of the prices themselves: for snapshot-seeded providers that is
 				// the snapshot's date, not when the database was created.
-				r.Age = pricing.FormatAge(a.now().Sub(s.NewestObserved))
+				r.Age = formatAge(a.now().Sub(s.NewestObserved))
 			}
 		}
 		rows = append(rows, r)
