@@ -88,6 +88,21 @@ type module struct {
 	routed  bool // a routed MoE expert: only top-k of the experts see each token
 }
 
+// Activation functions keep only their input for backward (one actEntry of the
+// intermediate size). gelu_new / gelu_fast written out in Python
+// (transformers' NewGELUActivation, 0.5*x*(1+tanh(c*(x+0.044715*x^3)))) would keep tanh's
+// output, 0.5*x and (1+tanh): 3 more. The estimator assumes the fused kernel instead:
+// PyTorch's F.gelu(approximate="tanh") computes the same function keeping only its input,
+// and it is what LitGPT, torchtune and compiled or kernel-fused HF training (Liger, Unsloth,
+// torch.compile) run. Every activation therefore keeps only its input.
+//
+// Plain Hugging Face transformers does keep the 3 extra tensors: on an H200 (issue 8,
+// fit/testdata/measured_gpu.csv, transformers 5.17) phi-2 LoRA r=8 at seq 1024 allocated
+// 10.10 GiB against 7.92 estimated, and GPT-2 / GPT-2 medium full fine-tunes came out 12 %
+// and 8 % low; 3 tensors x 1024 tokens x 10240 x 2 B x 32 layers = 1.9 GiB is the phi-2
+// gap. The fused assumption is kept because the public measurements of these models
+// (LitGPT's phi tables) ran fused kernels; the job flags don't say which framework runs.
+//
 // actEntry is one tensor an architecture's layer keeps for the backward pass, in elements
 // per token. Counting saved tensors op by op is the method of Korthikanti et al. 2022
 // ("Reducing Activation Recomputation in Large Transformer Models", section 4.1); the
@@ -205,25 +220,6 @@ func ModelFromConfig(src string, data []byte) (*Model, error) {
 	return m, nil
 }
 
-// actExtra is the number of extra intermediate-size tensors an activation function keeps
-// for backward beyond its input. gelu_new / gelu_fast written out in Python
-// (transformers' NewGELUActivation, 0.5*x*(1+tanh(c*(x+0.044715*x^3)))) would keep tanh's
-// output, 0.5*x and (1+tanh): 3 more. The estimator assumes the fused kernel instead:
-// PyTorch's F.gelu(approximate="tanh") computes the same function keeping only its input,
-// and it is what LitGPT, torchtune and compiled or kernel-fused HF training (Liger, Unsloth,
-// torch.compile) run. Every activation therefore keeps only its input.
-//
-// Plain Hugging Face transformers does keep the 3 extra tensors: on an H200 (issue 8,
-// fit/testdata/measured_gpu.csv, transformers 5.17) phi-2 LoRA r=8 at seq 1024 allocated
-// 10.10 GiB against 7.92 estimated, and GPT-2 / GPT-2 medium full fine-tunes came out 12 %
-// and 8 % low; 3 tensors x 1024 tokens x 10240 x 2 B x 32 layers = 1.9 GiB is the phi-2
-// gap. The fused assumption is kept because the public measurements of these models
-// (LitGPT's phi tables) ran fused kernels; the job flags don't say which framework runs.
-func actExtra(act string) int64 {
-	_ = act
-	return 0
-}
-
 // llamaLayer appends the saved tensors of a pre-norm decoder layer with RMSNorm (upcast to
 // fp32 as the HF implementations do) and a gated MLP, e.g. Llama/Mistral/Qwen2/Gemma.
 func llamaEntries(h, qDim, inter, topK int64, qkvMods, oMods, upMods, downMods []string, norms int64) []actEntry {
@@ -277,7 +273,10 @@ func buildLlama(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	m.maxPos, _ = c.optInt(0, "max_position_embeddings")
+	m.maxPos = rd.optInt(0, "max_position_embeddings")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.hidden, m.vocab = h, V
 	qDim, kvDim := nh*hd, kv*hd
 
@@ -288,10 +287,12 @@ func buildLlama(c *hfConfig, m *Model) error {
 	norms := int64(2)
 	if mt == "gemma2" {
 		norms = 4
-		sc, _ := c.optFloat(0, "attn_logit_softcapping")
-		m.attnSoftcap = sc > 0
-		fc, _ := c.optFloat(0, "final_logit_softcapping")
-		m.logitSoftcap = fc > 0
+		sc := rd.optFloat(0, "attn_logit_softcapping")
+		fc := rd.optFloat(0, "final_logit_softcapping")
+		if rd.err != nil {
+			return rd.err
+		}
+		m.attnSoftcap, m.logitSoftcap = sc > 0, fc > 0
 	}
 	b.other(L*norms*h + h) // RMSNorm weights per layer + final norm
 	var qkvMods []string
@@ -381,7 +382,10 @@ func buildDeepseekV2(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	m.maxPos, _ = c.optInt(0, "max_position_embeddings")
+	m.maxPos = rd.optInt(0, "max_position_embeddings")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.hidden, m.vocab = h, V
 	b.embed(V, h)
 	if !tie {
@@ -459,8 +463,10 @@ func buildPhi(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	act, _ := c.optString("gelu_new", "hidden_act")
-	m.maxPos, _ = c.optInt(0, "max_position_embeddings", "n_positions")
+	m.maxPos = rd.optInt(0, "max_position_embeddings", "n_positions")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.hidden, m.vocab = h, V
 	hd := h / nh
 	b.embed(V, h)
@@ -482,7 +488,6 @@ func buildPhi(c *hfConfig, m *Model) error {
 			{elems: h, mods: []string{"q_proj", "k_proj", "v_proj", "fc1"}},
 			{elems: nh * hd, mods: []string{"dense"}},
 			{elems: I},
-			{elems: I * actExtra(act)},
 			{elems: I, mods: []string{"fc2"}},
 		},
 		layerParams: (m.linearParams + m.otherParams) / L,
@@ -521,7 +526,10 @@ func buildFalcon(c *hfConfig, m *Model) error {
 	default:
 		kv = nh
 	}
-	m.maxPos, _ = c.optInt(2048, "max_position_embeddings")
+	m.maxPos = rd.optInt(2048, "max_position_embeddings")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.hidden, m.vocab = h, V
 	b.embed(V, h)
 	if !tie {
@@ -594,9 +602,11 @@ func buildGPT2(c *hfConfig, m *Model) error {
 	if err != nil {
 		return err
 	}
-	act, _ := c.optString("gelu_new", "activation_function")
-	resid, _ := c.optFloat(0.1, "resid_pdrop")
-	attnDrop, _ := c.optFloat(0.1, "attn_pdrop")
+	resid := rd.optFloat(0.1, "resid_pdrop")
+	attnDrop := rd.optFloat(0.1, "attn_pdrop")
+	if rd.err != nil {
+		return rd.err
+	}
 	hd := h / nh
 	kv := nh
 	if mq {
@@ -620,7 +630,6 @@ func buildGPT2(c *hfConfig, m *Model) error {
 		{elems: h, mods: []string{"c_proj"}},
 		{elems: h, mods: []string{"c_fc"}},
 		{elems: I},
-		{elems: I * actExtra(act)},
 		{elems: I, mods: []string{"c_proj"}},
 	}
 	if resid > 0 {
@@ -646,7 +655,10 @@ func buildNeoX(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	m.maxPos, _ = c.optInt(0, "max_position_embeddings")
+	m.maxPos = rd.optInt(0, "max_position_embeddings")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.hidden, m.vocab = h, V
 	b.embed(V, h)
 	if !tie {
@@ -683,8 +695,11 @@ func buildBloom(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	hdrop, _ := c.optFloat(0, "hidden_dropout")
-	adrop, _ := c.optFloat(0, "attention_dropout")
+	hdrop := rd.optFloat(0, "hidden_dropout")
+	adrop := rd.optFloat(0, "attention_dropout")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.maxPos, m.hidden, m.vocab = 2048, h, V
 	b.embed(V, h)
 	b.other(2 * h) // word_embeddings_layernorm
@@ -733,7 +748,10 @@ func buildOPT(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	drop, _ := c.optFloat(0.1, "dropout")
+	drop := rd.optFloat(0.1, "dropout")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.maxPos, m.hidden, m.vocab = P, h, V
 	b.embed(V, wep)
 	b.embed(P+2, h) // OPT's learned positions are offset by 2
@@ -788,7 +806,10 @@ func buildT5(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	drop, _ := c.optFloat(0.1, "dropout_rate")
+	drop := rd.optFloat(0.1, "dropout_rate")
+	if rd.err != nil {
+		return rd.err
+	}
 	gated := strings.HasPrefix(ffp, "gated-")
 	m.Kind = KindSeq2Seq
 	m.hidden, m.vocab, m.maxPos = d, V, 512
@@ -814,7 +835,6 @@ func buildT5(c *hfConfig, m *Model) error {
 	ff := []actEntry{{elems: d, fp32: true}, {elems: d, mods: wi}, {elems: dff}, {elems: dff, mods: []string{"wo"}}}
 	if gated {
 		ff = append(ff, actEntry{elems: 2 * dff}) // gelu_new(wi_0) and wi_1 kept by the product
-		ff = append(ff, actEntry{elems: dff * actExtra("gelu_new")})
 	}
 	attn := []actEntry{{elems: d, fp32: true}, {elems: d, mods: []string{"q", "k", "v"}}, {elems: inner, mods: []string{"o"}}}
 	encE := append(append([]actEntry{}, attn...), ff...)
@@ -845,8 +865,11 @@ func buildBERT(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	hdrop, _ := c.optFloat(0.1, "hidden_dropout_prob")
-	adrop, _ := c.optFloat(0.1, "attention_probs_dropout_prob")
+	hdrop := rd.optFloat(0.1, "hidden_dropout_prob")
+	adrop := rd.optFloat(0.1, "attention_probs_dropout_prob")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.Kind = KindEncoder
 	m.maxPos, m.hidden, m.vocab = P, h, V
 	b.embed(V, h)
