@@ -131,38 +131,63 @@ type resolved struct {
 	loraDropout float64
 }
 
-func invalid(format string, args ...any) error {
-	return pricing.Errorf(pricing.Invalid, format, args...)
+// invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
+func invalid(param, format string, args ...any) error {
+	return pricing.ParamErrorf(pricing.Invalid, param, format, args...)
 }
 
-// resolve fills defaults and rejects impossible combinations.
+func (r *resolved) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// resolve fills defaults and rejects impossible combinations, one concern per step; the
+// order matters (the precision default depends on the task, the weight bytes on the
+// quantization, the sharding default on the GPU count).
 func resolve(m *Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
-	note := func(format string, args ...any) { r.notes = append(r.notes, fmt.Sprintf(format, args...)) }
+	for _, step := range []func(*Model, *resolved) error{
+		resolveTask, resolvePrecision, resolveQuant, resolveRuntime, resolveParallelism, resolveGradCkpt, resolveLength, resolveLoRA,
+	} {
+		if err := step(m, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// resolveTask defaults the task and matches it to the kind of model.
+func resolveTask(m *Model, r *resolved) error {
 	diffusion := m.Kind == KindDiffusion
 	if r.Task == "" {
 		r.Task = TaskInference
 	}
 	if diffusion && r.Task == TaskInference {
 		r.Task = TaskImageGen
-		note("task inference on an image pipeline means image-gen")
+		r.note("task inference on an image pipeline means image-gen")
 	}
 	switch {
 	case diffusion && r.Task != TaskImageGen:
-		return nil, invalid("--task %s: %s is an image pipeline; only --task image-gen is modelled for it", r.Task, m.Name)
+		return invalid("task", "--task %s: %s is an image pipeline; only --task image-gen is modelled for it", r.Task, m.Name)
 	case !diffusion && r.Task == TaskImageGen:
-		return nil, invalid("--task image-gen: %s is a language model, not an image pipeline (try sd-1.5, sdxl-base or flux.1-dev)", m.Name)
-	case !diffusion && (r.Width != 0 || r.Images != 0):
-		return nil, invalid("--resolution/--images apply to image generation; %s is a language model", m.Name)
+		return invalid("task", "--task image-gen: %s is a language model, not an image pipeline (try sd-1.5, sdxl-base or flux.1-dev)", m.Name)
+	case !diffusion && r.Width != 0:
+		return invalid("resolution", "--resolution/--images apply to image generation; %s is a language model", m.Name)
+	case !diffusion && r.Images != 0:
+		return invalid("images", "--resolution/--images apply to image generation; %s is a language model", m.Name)
 	case m.Kind == KindEncoder && r.Task == TaskInference && r.GradCkpt:
-		return nil, invalid("--grad-ckpt applies to training, not --task inference")
+		return invalid("grad-ckpt", "--grad-ckpt applies to training, not --task inference")
 	}
+	return nil
+}
+
+// resolvePrecision defaults the precision and derives the bytes of activations and of
+// stored weights.
+func resolvePrecision(_ *Model, r *resolved) error {
 	training := r.IsTraining()
 	if r.Precision == "" {
+		r.Precision = "bf16"
 		if training {
 			r.Precision = "bf16-mixed"
-		} else {
-			r.Precision = "bf16"
 		}
 	}
 	r.mixed = r.Precision.Mixed()
@@ -174,9 +199,15 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	// fp32 master copy is accounted with the optimizer (ZeRO paper, 2+2+12). Inference with
 	// a -mixed precision runs autocast over fp32 weights.
 	r.store = r.b
-	if r.mixed && (!training || j.Task == TaskLoRA) {
+	if r.mixed && (!training || r.Task == TaskLoRA) {
 		r.store = 4
 	}
+	return nil
+}
+
+// resolveQuant defaults the quantization, checks it against the task, and sets the
+// bytes per quantized weight.
+func resolveQuant(m *Model, r *resolved) error {
 	if r.Quant == "" {
 		r.Quant = QuantNone
 		if r.Task == TaskQLoRA {
@@ -185,21 +216,21 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	}
 	switch {
 	case r.Task == TaskQLoRA && (!r.Quant.Quantized() || r.Quant == "int8"):
-		return nil, invalid("--task qlora --quant %s: QLoRA trains adapters over a 4-bit base (nf4, fp4 or int4); use --task lora for a %s base", r.Quant, r.Quant)
+		return invalid("quant", "--task qlora --quant %s: QLoRA trains adapters over a 4-bit base (nf4, fp4 or int4); use --task lora for a %s base", r.Quant, r.Quant)
 	case r.Task == TaskQLoRA && r.Precision == "fp32":
-		return nil, invalid("--task qlora --precision fp32: QLoRA computes in 16 bits over 4-bit weights; use bf16-mixed (default), bf16, fp16 or fp16-mixed")
+		return invalid("precision", "--task qlora --precision fp32: QLoRA computes in 16 bits over 4-bit weights; use bf16-mixed (default), bf16, fp16 or fp16-mixed")
 	case r.Task == TaskFullFT && r.Quant.Quantized():
-		return nil, invalid("--task full-ft --quant %s: quantized weights cannot be fully fine-tuned; use --task qlora or --quant none", r.Quant)
+		return invalid("quant", "--task full-ft --quant %s: quantized weights cannot be fully fine-tuned; use --task qlora or --quant none", r.Quant)
 	case r.DoubleQuant && r.Quant != "nf4" && r.Quant != "fp4":
-		return nil, invalid("--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
-	case diffusion && r.Quant == "int4":
-		return nil, invalid("--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
+		return invalid("double-quant", "--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
+	case m.Kind == KindDiffusion && r.Quant == "int4":
+		return invalid("quant", "--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
 	}
-	if r.Quant.Quantized() && r.mixed && training {
+	if r.Quant.Quantized() && r.mixed && r.IsTraining() {
 		r.store = 2
 	}
 	if r.Task == TaskLoRA && r.Quant.Quantized() {
-		note("LoRA over a %s base is QLoRA-style: the quantized layers keep their inputs for the backward pass", r.Quant)
+		r.note("LoRA over a %s base is QLoRA-style: the quantized layers keep their inputs for the backward pass", r.Quant)
 	}
 	switch r.Quant {
 	case "int8":
@@ -212,6 +243,11 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	case "int4":
 		r.quantB = bytesInt4
 	}
+	return nil
+}
+
+// resolveRuntime defaults the optimizer, micro-batch, GPU count and attention kernel.
+func resolveRuntime(_ *Model, r *resolved) error {
 	if r.Optimizer == "" {
 		r.Optimizer = "adamw"
 	}
@@ -225,8 +261,22 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		r.Attention = "sdpa"
 	}
 	if r.Attention == "flash" && r.Precision == "fp32" {
-		return nil, invalid("--attention flash --precision fp32: FlashAttention kernels run in fp16/bf16 only; use sdpa or a 16-bit precision")
+		return invalid("attention", "--attention flash --precision fp32: FlashAttention kernels run in fp16/bf16 only; use sdpa or a 16-bit precision")
 	}
+	return nil
+}
+
+// resolveGradCkpt rejects checkpointing where nothing is kept for backward.
+func resolveGradCkpt(_ *Model, r *resolved) error {
+	if r.GradCkpt && !r.IsTraining() {
+		return invalid("grad-ckpt", "--grad-ckpt applies to training, not --task %s", r.Task)
+	}
+	return nil
+}
+
+// resolveParallelism defaults sharding and offload and checks them against the task.
+func resolveParallelism(m *Model, r *resolved) error {
+	training, diffusion := r.IsTraining(), m.Kind == KindDiffusion
 	if r.Shard == "" {
 		r.Shard = ShardNone
 		if !training && r.GPUs > 1 && !diffusion {
@@ -238,28 +288,31 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	}
 	switch {
 	case !training && r.Shard.Sharded() && r.Shard != "tp":
-		return nil, invalid("--shard %s with --task %s: ZeRO/FSDP shard training states; inference uses --shard tp (or none for one replica per GPU)", r.Shard, r.Task)
+		return invalid("shard", "--shard %s with --task %s: ZeRO/FSDP shard training states; inference uses --shard tp (or none for one replica per GPU)", r.Shard, r.Task)
 	case training && r.Shard == "tp":
-		return nil, invalid("--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
+		return invalid("shard", "--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
 	case diffusion && r.Shard == "tp" && r.GPUs > 1:
-		return nil, invalid("--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
+		return invalid("shard", "--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
 	case !training && r.Offload.Enabled():
-		return nil, invalid("--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
+		return invalid("offload", "--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
 	case r.Offload == "optimizer" && !r.Shard.Sharded():
-		return nil, invalid("--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
+		return invalid("offload", "--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
 	case r.Offload == "optimizer+params" && r.Shard != "zero3" && r.Shard != "fsdp":
-		return nil, invalid("--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
+		return invalid("offload", "--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
 	}
 	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
-		note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
+		r.note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
 	}
-	if r.GradCkpt && !training {
-		return nil, invalid("--grad-ckpt applies to training, not --task %s", r.Task)
-	}
-	// Sequence length.
-	if diffusion {
+	return nil
+}
+
+// resolveLength defaults the sequence length (capped at the model's context) or, for
+// image pipelines, the resolution and image count.
+func resolveLength(m *Model, r *resolved) error {
+	switch {
+	case m.Kind == KindDiffusion:
 		if r.SeqLen != 0 {
-			return nil, invalid("--seq-len applies to language models; image pipelines take --resolution")
+			return invalid("seq-len", "--seq-len applies to language models; image pipelines take --resolution")
 		}
 		if r.Images == 0 {
 			r.Images = 1
@@ -267,7 +320,7 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		if r.Width == 0 {
 			r.Width, r.Height = m.pipe.DefaultResolution, m.pipe.DefaultResolution
 		}
-	} else if r.SeqLen == 0 {
+	case r.SeqLen == 0:
 		r.SeqLen = 2048
 		switch m.Kind {
 		case KindEncoder, KindSeq2Seq:
@@ -276,37 +329,41 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		if m.maxPos > 0 && int64(r.SeqLen) > m.maxPos {
 			r.SeqLen = int(m.maxPos)
 		}
-	} else if m.maxPos > 0 && int64(r.SeqLen) > m.maxPos {
-		note("seq-len %d exceeds the model's max_position_embeddings %d (needs RoPE scaling or fails for learned positions)", r.SeqLen, m.maxPos)
+	case m.maxPos > 0 && int64(r.SeqLen) > m.maxPos:
+		r.note("seq-len %d exceeds the model's max_position_embeddings %d (needs RoPE scaling or fails for learned positions)", r.SeqLen, m.maxPos)
 	}
-	// LoRA.
-	if r.Task == TaskLoRA || r.Task == TaskQLoRA {
-		if r.LoRARank == 0 {
-			r.LoRARank = 8
-		}
-		t, err := m.loraTargets(r.LoRATargets)
-		if err != nil {
-			return nil, err
-		}
-		r.targets = t
-		r.trainable = m.loraParams(t, int64(r.LoRARank))
-		r.loraDropout = m.loraDropoutPerToken(t, r.b)
-		if r.trainable == 0 {
-			return nil, invalid("--lora-targets %s: no linear layer of %s matches", r.LoRATargets, m.Name)
-		}
-	} else {
+	return nil
+}
+
+// resolveLoRA picks the adapted modules and counts the trainable parameters.
+func resolveLoRA(m *Model, r *resolved) error {
+	if r.Task != TaskLoRA && r.Task != TaskQLoRA {
 		r.LoRARank, r.LoRATargets = 0, ""
 		if r.Task == TaskFullFT {
 			r.trainable = m.params
 		}
+		return nil
 	}
-	return r, nil
+	if r.LoRARank == 0 {
+		r.LoRARank = 8
+	}
+	t, err := m.loraTargets(r.LoRATargets)
+	if err != nil {
+		return err
+	}
+	r.targets = t
+	r.trainable = m.loraParams(t, int64(r.LoRARank))
+	r.loraDropout = m.loraDropoutPerToken(t, r.b)
+	if r.trainable == 0 {
+		return invalid("lora-targets", "--lora-targets %s: no linear layer of %s matches", r.LoRATargets, m.Name)
+	}
+	return nil
 }
 
 func (m *Model) loraTargets(spec string) ([]string, error) {
 	if m.Kind == KindParams {
 		if spec != "" && !strings.EqualFold(spec, "all-linear") {
-			return nil, invalid("--lora-targets %s: %s has no known architecture (only --params); use the default or all-linear", spec, m.Name)
+			return nil, invalid("lora-targets", "--lora-targets %s: %s has no known architecture (only --params); use the default or all-linear", spec, m.Name)
 		}
 	}
 	if spec == "" {
@@ -326,7 +383,7 @@ func (m *Model) loraTargets(spec string) ([]string, error) {
 			}
 		}
 		if !found {
-			return nil, invalid("--lora-targets: %s has no linear layer named %q (it has: %s, or all-linear)", m.Name, p, strings.Join(avail, ", "))
+			return nil, invalid("lora-targets", "--lora-targets: %s has no linear layer named %q (it has: %s, or all-linear)", m.Name, p, strings.Join(avail, ", "))
 		}
 	}
 	return parts, nil
