@@ -630,25 +630,45 @@ func (r *resolved) scoreBytes(s *stack, q, k float64) float64 {
 	return float64(r.Batch) * float64(s.heads) * q * k * per
 }
 
-func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
-	var bd Breakdown
-	g := float64(r.GPUs)
-	P := float64(m.params)
-	T := float64(r.trainable)
-	full := r.Task == TaskFullFT
-	amp := r.mixed && !r.Shard.Sharded()
+// trainMem is a training job's memory per GPU in bytes, filled step by step by
+// estimateTraining.
+type trainMem struct {
+	weights, adapters, autocastCache, gathered float64
+	grads, opt, stepTemp                       float64
+	act, ws, cpu                               float64
+}
 
-	// Weights.
-	weights := m.weightBytes(r)
-	var autocastCache float64
-	if full && amp {
+// estimateTraining sums a training job's memory: weights, gradients and optimizer states,
+// then sharding and offload move parts of them, then activations and workspace.
+func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
+	var t trainMem
+	t.trainWeights(m, r)
+	t.trainGrads(r)
+	t.optimizerStates(m, r)
+	t.shard(m, r)
+	t.offload(m, r)
+	t.activations(m, r)
+	return Breakdown{Weights: t.weights + t.adapters + t.gathered, Gradients: t.grads, Optimizer: t.opt,
+		Activations: t.act, Workspace: t.ws}, t.cpu
+}
+
+// amp reports plain PyTorch AMP: mixed precision without ZeRO/FSDP, which keeps fp32
+// weights and gradients.
+func (r *resolved) amp() bool { return r.mixed && !r.Shard.Sharded() }
+
+// trainWeights: the stored weights, autocast's half copies and the LoRA adapters.
+func (t *trainMem) trainWeights(m *Model, r *resolved) {
+	P, T := float64(m.params), float64(r.trainable)
+	full := r.Task == TaskFullFT
+	t.weights = m.weightBytes(r)
+	if full && r.amp() {
 		// fp32 model + autocast's cached half copies of trainable weights, which live until
 		// the forward pass leaves the autocast region (torch.autocast caches casts of leaf
 		// tensors that require grad; frozen weights are cast on the fly).
-		autocastCache = P * 2
-		weights = P*4 + autocastCache
+		t.autocastCache = P * 2
+		t.weights = P*4 + t.autocastCache
 	}
-	if !full && amp && r.store == 4 && r.quantB == 0 && !r.GradCkpt {
+	if !full && r.amp() && r.store == 4 && r.quantB == 0 && !r.GradCkpt {
 		// A frozen fp32 base under autocast: every linear layer's half-precision cast of its
 		// weight is saved by autograd for the backward pass (the input's gradient needs the
 		// weight), so all casts live from their forward to their backward: +2 bytes per
@@ -657,121 +677,132 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 		// (issue 8, fit/testdata/measured_gpu.csv lora-m7-r8-mixed-s512: Mistral-7B LoRA r=8
 		// bf16-mixed, fp32 base): 43.0 GiB allocated, 30.1 GiB estimated without this term,
 		// 43.1 with it.
-		autocastCache = float64(m.linearParams+m.headParams) * 2
-		weights += autocastCache
+		t.autocastCache = float64(m.linearParams+m.headParams) * 2
+		t.weights += t.autocastCache
 	}
-	var adapters float64
 	if !full {
 		ab := r.b
 		if r.mixed {
 			ab = 4
 		}
-		adapters = T * ab
+		t.adapters = T * ab
 	}
-	// Gradients.
+}
+
+// trainGrads: gradients of the trainable parameters.
+//
+// Gradients are counted alongside the activations. With gradient accumulation (the
+// usual recipe: LitGPT, HF Trainer with gradient_accumulation_steps > 1) or DDP buckets
+// they persist through the next micro-batch's forward, and the sum is what is measured
+// (calibration lit-hub-27, TinyLlama full-ft bf16 b4 s512 with accumulation: 13.13 GiB,
+// estimate 12.84). A single micro-batch per step with zero_grad(set_to_none=True) peaks
+// lower, since the gradients replace the activations during the backward pass (H200,
+// measured_gpu.csv ft-tl-bf16true-b4-s512, same job without accumulation: 10.76 GiB):
+// the estimate keeps the accumulation case, which errs on the side of fitting.
+func (t *trainMem) trainGrads(r *resolved) {
 	gradB := r.b
-	if amp {
+	if r.amp() || (r.Task != TaskFullFT && r.mixed) {
 		gradB = 4
 	}
-	if !full && r.mixed {
-		gradB = 4
-	}
-	grads := T * gradB
-	// Gradients are counted alongside the activations. With gradient accumulation (the
-	// usual recipe: LitGPT, HF Trainer with gradient_accumulation_steps > 1) or DDP buckets
-	// they persist through the next micro-batch's forward, and the sum is what is measured
-	// (calibration lit-hub-27, TinyLlama full-ft bf16 b4 s512 with accumulation: 13.13 GiB,
-	// estimate 12.84). A single micro-batch per step with zero_grad(set_to_none=True) peaks
-	// lower, since the gradients replace the activations during the backward pass (H200,
-	// measured_gpu.csv ft-tl-bf16true-b4-s512, same job without accumulation: 10.76 GiB):
-	// the estimate keeps the accumulation case, which errs on the side of fitting.
-	// Optimizer states (+ fp32 master weights under ZeRO-style mixed precision).
+	t.grads = float64(r.trainable) * gradB
+}
+
+// optimizerStates: the optimizer's states (+ fp32 master weights under ZeRO-style mixed
+// precision) and the temporaries of its step.
+func (t *trainMem) optimizerStates(m *Model, r *resolved) {
+	T := float64(r.trainable)
+	full := r.Task == TaskFullFT
 	stateB := 4.0
 	if !r.mixed && r.b == 2 {
 		stateB = 2 // true bf16/fp16 training keeps the states in that dtype
 	}
-	var opt, stepTemp float64
 	switch r.Optimizer {
 	case "adamw":
-		opt = 2 * stateB * T  // m and v
-		stepTemp = stateB * T // foreach AdamW materialises sqrt(v) for all params at once
+		t.opt = 2 * stateB * T  // m and v
+		t.stepTemp = stateB * T // foreach AdamW materialises sqrt(v) for all params at once
 	case "adamw-8bit", "paged-adamw-8bit":
-		opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)
+		t.opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)
 	case "adafactor":
-		opt = 4 * float64(m.factoredSize(r, full)) // factored second moment, no momentum (HF default beta1=None)
+		t.opt = 4 * float64(m.factoredSize(r, full)) // factored second moment, no momentum (HF default beta1=None)
 	case "sgd":
 	case "sgd-momentum":
-		opt = stateB * T
+		t.opt = stateB * T
 	}
-	if r.mixed && !amp {
-		opt += 4 * T // fp32 master copy (ZeRO paper's 12 = 4 master + 8 Adam)
+	if r.mixed && !r.amp() {
+		t.opt += 4 * T // fp32 master copy (ZeRO paper's 12 = 4 master + 8 Adam)
 	}
-	if !full && r.mixed && !amp {
-		opt -= 4 * T // adapters are already fp32: no separate master copy
+	if !full && r.mixed && !r.amp() {
+		t.opt -= 4 * T // adapters are already fp32: no separate master copy
 	}
+}
 
-	// Sharding.
-	gathered := 0.0
+// gatherCap is what ZeRO-3/FSDP keep gathered: the layer being computed and the one
+// prefetched, or DeepSpeed's stage3_max_live_parameters when larger.
+func gatherCap(m *Model, r *resolved) float64 {
 	layerBytes := float64(m.dec.layerParams) * r.store
 	if r.quantB > 0 {
 		layerBytes = float64(m.dec.layerParams) * r.quantB
 	}
+	capB := 2 * layerBytes
+	if r.Shard == "zero3" {
+		capB = math.Max(capB, zero3MaxLiveParams*r.store)
+	}
+	return capB
+}
+
+// shard divides states by the GPU count: ZeRO-1 the optimizer, ZeRO-2 also gradients,
+// ZeRO-3/FSDP also parameters, which are gathered a layer or two at a time.
+func (t *trainMem) shard(m *Model, r *resolved) {
+	g := float64(r.GPUs)
 	switch r.Shard {
 	case "zero1":
-		opt /= g
-		stepTemp /= g
+		t.opt /= g
+		t.stepTemp /= g
 	case "zero2":
-		opt /= g
-		grads /= g
-		stepTemp /= g
+		t.opt /= g
+		t.grads /= g
+		t.stepTemp /= g
 	case "zero3", "fsdp":
-		opt /= g
-		grads /= g
-		stepTemp /= g
-		fullW := weights
-		weights /= g
-		adapters /= g
-		// The layer being computed (and the one prefetched) is gathered in full.
-		capB := 2 * layerBytes
-		if r.Shard == "zero3" {
-			capB = math.Max(capB, zero3MaxLiveParams*r.store)
-		}
-		gathered = math.Min(fullW-weights, capB)
+		t.opt /= g
+		t.grads /= g
+		t.stepTemp /= g
+		fullW := t.weights
+		t.weights /= g
+		t.adapters /= g
+		t.gathered = math.Min(fullW-t.weights, gatherCap(m, r))
 	}
-	var cpu float64
+}
+
+// offload moves states (and parameters) to host memory; loading the checkpoint holds one
+// shard in host memory on every GPU's process.
+func (t *trainMem) offload(m *Model, r *resolved) {
+	g, T := float64(r.GPUs), float64(r.trainable)
 	switch r.Offload {
 	case "optimizer":
-		cpu += opt*g + T*4 // states and fp32 gradients for the CPU Adam (ZeRO-Offload)
-		opt, stepTemp = 0, 0
-		grads = 0
+		t.cpu += t.opt*g + T*4 // states and fp32 gradients for the CPU Adam (ZeRO-Offload)
+		t.opt, t.stepTemp, t.grads = 0, 0, 0
 	case "optimizer+params":
-		cpu += opt*g + T*4 + weights*g + adapters*g
-		opt, stepTemp, grads = 0, 0, 0
-		weights, adapters = 0, 0
-		capB := 2 * layerBytes
-		if r.Shard == "zero3" {
-			capB = math.Max(capB, zero3MaxLiveParams*r.store)
-		}
-		gathered = math.Min(m.weightBytes(r), capB)
+		t.cpu += t.opt*g + T*4 + t.weights*g + t.adapters*g
+		t.opt, t.stepTemp, t.grads = 0, 0, 0
+		t.weights, t.adapters = 0, 0
+		t.gathered = math.Min(m.weightBytes(r), gatherCap(m, r))
 	}
-	cpu += math.Min(m.weightBytes(r), checkpointShardBytes) * g
+	t.cpu += math.Min(m.weightBytes(r), checkpointShardBytes) * g
+}
 
-	bd.Weights = weights + adapters + gathered
-	bd.Gradients = grads
-	bd.Optimizer = opt
-
-	// Activations.
+// activations: what every layer keeps for backward, the embedding output, and the
+// workspace of logits and loss, DDP buckets and the optimizer step.
+func (t *trainMem) activations(m *Model, r *resolved) {
 	B, S := float64(r.Batch), float64(r.SeqLen)
 	tokens := B * S
-	act := stackActivations(m, r, &m.dec, tokens, S, S)
+	t.act = stackActivations(m, r, &m.dec, tokens, S, S)
 	if m.enc != nil {
-		act += stackActivations(m, r, m.enc, tokens, S, S)
+		t.act += stackActivations(m, r, m.enc, tokens, S, S)
 	}
-	act += tokens * float64(m.hidden) * r.b // embedding output
+	t.act += tokens * float64(m.hidden) * r.b // embedding output
 	// Logits and loss (transformers >= 4.46 ForCausalLMLoss): the LM head's output in the
 	// compute dtype (kept by the model output), its fp32 upcast, the fp32 log-softmax that
 	// cross-entropy keeps for backward, and the fp32 gradient of the logits.
-	var ws float64
 	if m.Kind == KindCausalLM || m.Kind == KindSeq2Seq || m.Kind == KindParams {
 		perTok := r.b + 4 + 4
 		if r.b < 4 {
@@ -780,19 +811,16 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 		if m.logitSoftcap {
 			perTok += 2 * 4 // tanh soft-capping keeps its fp32 input and output
 		}
-		ws = tokens * float64(m.vocab) * perTok
+		t.ws = tokens * float64(m.vocab) * perTok
 	}
 	if r.GPUs > 1 && !r.Shard.Sharded() {
-		ws += grads // DDP gradient buckets
+		t.ws += t.grads // DDP gradient buckets
 	}
 	// The optimizer step runs after the activations (and the autocast cache) are freed: it
 	// only raises the peak when its temporaries exceed them.
-	if extra := stepTemp - act - ws - autocastCache; extra > 0 {
-		ws += extra
+	if extra := t.stepTemp - t.act - t.ws - t.autocastCache; extra > 0 {
+		t.ws += extra
 	}
-	bd.Activations = act
-	bd.Workspace = ws
-	return bd, cpu
 }
 
 func stackActivations(m *Model, r *resolved, s *stack, tokens, seq, kvSeq float64) float64 {
