@@ -80,4 +80,3 @@ func (a *app) runExport(ctx context.Context, q store.Query, format, out string) 
 	fmt.Fprintf(a.stderr, "wrote %d offers to %s\n", len(offers), out)
 	return nil
 }
-

@@ -159,4 +159,3 @@ func cmpPtr(a, b *float64, an, bn string) int {
 	}
 	return strings.Compare(an, bn)
 }
-
