@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,6 +22,7 @@ func (a *app) resolveModel(ctx context.Context, ref, params string) (*fit.Model,
 type EstimateOptions struct {
 	JobRequest
 	Resolve ModelResolver
+	IO      *IOStreams // where estimateRun prints
 }
 
 // Bind sets the options from request parameters (flags, a query, a form).
@@ -37,7 +37,18 @@ func RunEstimate(ctx context.Context, o *EstimateOptions) (*fit.Result, error) {
 	return fit.Estimate(m, o.Job)
 }
 
-func (a *app) newEstimateOptions() *EstimateOptions { return &EstimateOptions{Resolve: a.resolveModel} }
+func (a *app) newEstimateOptions() *EstimateOptions {
+	return &EstimateOptions{Resolve: a.resolveModel, IO: a.streams()}
+}
+
+// estimateRun is the CLI's run function: RunEstimate, printed to o.IO.
+func estimateRun(ctx context.Context, o *EstimateOptions) error {
+	res, err := RunEstimate(ctx, o)
+	if err != nil {
+		return err
+	}
+	return writeEstimate(o.IO, res)
+}
 
 func (a *app) estimateCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -52,19 +63,16 @@ func (a *app) estimateCmd() *cobra.Command {
 			if err := o.Bind(FlagLookup(cmd.Flags())); err != nil {
 				return err
 			}
-			res, err := RunEstimate(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			return a.writeEstimate(a.stdout, res)
+			return estimateRun(cmd.Context(), o)
 		},
 	}
 	registerParams(cmd.Flags(), (&EstimateOptions{}).params())
 	return cmd
 }
 
-func (a *app) writeEstimate(w io.Writer, r *fit.Result) error {
-	switch a.output {
+func writeEstimate(s *IOStreams, r *fit.Result) error {
+	w := s.Out
+	switch s.Format {
 	case "json":
 		return writeJSON(w, r)
 	case "csv":
@@ -93,7 +101,7 @@ func (a *app) writeEstimate(w io.Writer, r *fit.Result) error {
 	if r.CPURAMGiB > 0 {
 		t.add("host RAM", num(r.CPURAMGiB, 2))
 	}
-	if err := t.write(w, a.tty); err != nil {
+	if err := t.write(w, s.TTY); err != nil {
 		return err
 	}
 	if len(r.Assumptions) > 0 {

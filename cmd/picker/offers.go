@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -145,6 +144,7 @@ type OffersOptions struct {
 	Limit   int
 	// Store opens the store on first use (lazily, so a bad flag never opens a database).
 	Store func(context.Context) (offerStore, error)
+	IO    *IOStreams // where offersRun prints
 }
 
 func (o *OffersOptions) params() []param {
@@ -170,7 +170,18 @@ func RunOffers(ctx context.Context, o *OffersOptions) ([]pricing.Offer, error) {
 	return offers, err
 }
 
-func (a *app) newOffersOptions() *OffersOptions { return &OffersOptions{Store: a.offerStore} }
+func (a *app) newOffersOptions() *OffersOptions {
+	return &OffersOptions{Store: a.offerStore, IO: a.streams()}
+}
+
+// offersRun is the CLI's run function: RunOffers, printed to o.IO.
+func offersRun(ctx context.Context, o *OffersOptions) error {
+	offers, err := RunOffers(ctx, o)
+	if err != nil {
+		return err
+	}
+	return writeOffers(o.IO, offers)
+}
 
 // offerStore opens the store as the read commands see it.
 func (a *app) offerStore(ctx context.Context) (offerStore, error) { return a.store(ctx) }
@@ -187,11 +198,7 @@ func (a *app) offersCmd() *cobra.Command {
 			if err := o.Bind(FlagLookup(cmd.Flags())); err != nil {
 				return err
 			}
-			offers, err := RunOffers(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			return a.writeOffers(a.stdout, offers)
+			return offersRun(cmd.Context(), o)
 		},
 	}
 	registerParams(cmd.Flags(), (&OffersOptions{}).params())
@@ -206,8 +213,9 @@ func offerCells(o pricing.Offer) []string {
 		num(o.VCPUs, 2), num(o.RAMGiB, 2), string(o.Purchase), num(o.PriceUSDHr, 6), o.Currency, o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source}
 }
 
-func (a *app) writeOffers(w io.Writer, offers []pricing.Offer) error {
-	switch a.output {
+func writeOffers(s *IOStreams, offers []pricing.Offer) error {
+	w := s.Out
+	switch s.Format {
 	case "json":
 		return writeJSON(w, offers)
 	case "csv":
@@ -218,11 +226,11 @@ func (a *app) writeOffers(w io.Writer, offers []pricing.Offer) error {
 		return writeCSV(w, offerColumns, rows)
 	}
 	if len(offers) == 0 {
-		fmt.Fprintln(a.stderr, "no offers match")
+		fmt.Fprintln(s.ErrOut, "no offers match")
 		return nil
 	}
 	t := &table{headers: []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "PURCHASE", "$/HR", "$/GPU-HR", "AGE", "SOURCE"}}
-	now := a.now()
+	now := s.Now()
 	for _, o := range offers {
 		region := o.Region
 		if o.Zone != "" {
@@ -231,11 +239,11 @@ func (a *app) writeOffers(w io.Writer, offers []pricing.Offer) error {
 		t.add(o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.GPUMemGiB, 1), string(o.Purchase),
 			usd(o.PriceUSDHr), usd(o.PricePerGPU()), formatAge(now.Sub(o.ObservedAt)), o.Source)
 	}
-	if err := t.write(w, a.tty); err != nil {
+	if err := t.write(w, s.TTY); err != nil {
 		return err
 	}
-	if a.tty {
-		fmt.Fprintf(a.stderr, "%d offers\n", len(offers))
+	if s.TTY {
+		fmt.Fprintf(s.ErrOut, "%d offers\n", len(offers))
 	}
 	return nil
 }

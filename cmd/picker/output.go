@@ -13,6 +13,21 @@ import (
 	"time"
 )
 
+// IOStreams is where a command's output goes and how it looks: the format (-o), whether
+// Out is a terminal (aligned tables, progress, footers) or a pipe (tab-separated), and the
+// clock that ages are measured against. Tests fill it with buffers.
+type IOStreams struct {
+	Out, ErrOut io.Writer
+	Format      string // table, json or csv
+	TTY         bool
+	Now         func() time.Time
+}
+
+// streams is where commands print, as the global flags and the terminal say.
+func (a *app) streams() *IOStreams {
+	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Now: a.now}
+}
+
 // table is a rendered result: headers and rows of cells. The same table goes to a
 // terminal (aligned, with units in the headers) and to a pipe (the same columns, tab
 // separated so `cut -f` and `awk -F'\t'` work).

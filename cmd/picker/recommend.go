@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +39,7 @@ type RecommendOptions struct {
 
 	Resolve    ModelResolver
 	Store      func(context.Context) (offerStore, error)
+	IO         *IOStreams // where recommendRun prints; the API and web pages render the result themselves
 	Now        func() time.Time
 	StaleAfter time.Duration // [recommend] stale_after; 0 = no freshness warning
 }
@@ -152,7 +152,7 @@ func freshnessWarnings(fits []fit.Fit, now time.Time, staleAfter time.Duration) 
 }
 
 func (a *app) newRecommendOptions() *RecommendOptions {
-	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration}
+	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration}
 }
 
 func (a *app) recommendCmd() *cobra.Command {
@@ -173,18 +173,24 @@ need and cost. Exit 3 when nothing fits, with the nearest miss.`,
 			if err := o.Bind(FlagLookup(cmd.Flags())); err != nil {
 				return err
 			}
-			out, err := RunRecommend(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			if err := a.writeRecommendation(a.stdout, out); err != nil {
-				return err
-			}
-			return noFit(out)
+			return recommendRun(cmd.Context(), o)
 		},
 	}
 	registerParams(cmd.Flags(), (&RecommendOptions{}).params())
 	return cmd
+}
+
+// recommendRun is the CLI's run function: RunRecommend, then the answer printed to
+// o.IO; nothing fits is noFitError (exit 3) after the answer is printed.
+func recommendRun(ctx context.Context, o *RecommendOptions) error {
+	out, err := RunRecommend(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := writeRecommendation(o.IO, out); err != nil {
+		return err
+	}
+	return noFit(out)
 }
 
 // noFit is the error (exit 3, HTTP 404) of an answer where nothing fits.
@@ -206,8 +212,9 @@ func optNum(v *float64) string {
 	return num(*v, 3)
 }
 
-func (a *app) writeRecommendation(w io.Writer, r *RecommendResult) error {
-	switch a.output {
+func writeRecommendation(s *IOStreams, r *RecommendResult) error {
+	w := s.Out
+	switch s.Format {
 	case "json":
 		return writeJSON(w, r)
 	case "csv":
@@ -240,9 +247,9 @@ func (a *app) writeRecommendation(w io.Writer, r *RecommendResult) error {
 			if withCost {
 				cells = append(cells, optFmt(f.EstHours, 1), optFmt(f.EstCostUSD, 2))
 			}
-			t.add(append(cells, formatAge(a.now().Sub(o.ObservedAt)))...)
+			t.add(append(cells, formatAge(s.Now().Sub(o.ObservedAt)))...)
 		}
-		if err := t.write(w, a.tty); err != nil {
+		if err := t.write(w, s.TTY); err != nil {
 			return err
 		}
 	} else {
@@ -262,12 +269,12 @@ func (a *app) writeRecommendation(w io.Writer, r *RecommendResult) error {
 			}
 			t.add(s.Change, s.Flags, num(s.DeviceTotalGiB, 1), cheapest, price, saving, s.Tradeoff)
 		}
-		if err := t.write(w, a.tty); err != nil {
+		if err := t.write(w, s.TTY); err != nil {
 			return err
 		}
 	}
 	for _, warn := range r.Warnings {
-		fmt.Fprintln(a.stderr, "warning:", warn)
+		fmt.Fprintln(s.ErrOut, "warning:", warn)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -148,5 +149,39 @@ func TestRunOffersFakeStore(t *testing.T) {
 	}
 	if fs.got.Limit != 3 || strings.Join(fs.got.Providers, ",") != "aws,gcp" || fs.got.Sort != store.Sort("price") {
 		t.Errorf("query = %+v", fs.got)
+	}
+}
+
+// recommendRun prints the same answer aligned on a terminal and tab-separated on a pipe,
+// with warnings on stderr, and exits 3 (noFitError) only when nothing fits.
+func TestRecommendRunTerminalAndPipe(t *testing.T) {
+	fs := &fakeStore{offers: []pricing.Offer{h100("a", pricing.SourceSnapshot, 2, fixedNow.Add(-48*time.Hour))}}
+	for _, tty := range []bool{true, false} {
+		o, err := newFakeRecommend(fs, url.Values{"model": {"llama-2-7b"}, "task": {"qlora"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb strings.Builder
+		o.IO = &IOStreams{Out: &out, ErrOut: &errb, Format: "table", TTY: tty, Now: func() time.Time { return fixedNow }}
+		if err := recommendRun(context.Background(), o); err != nil {
+			t.Fatalf("tty %v: %v", tty, err)
+		}
+		row := strings.Split(out.String(), "\n")[3] // summary, blank, header, first offer
+		if got := strings.Contains(row, "\t"); got == tty {
+			t.Errorf("tty %v: offer row %q has tabs %v", tty, row, got)
+		}
+		if !strings.Contains(row, "2 d") || !strings.HasPrefix(row, "a") {
+			t.Errorf("tty %v: offer row %q; want provider a aged 2 d", tty, row)
+		}
+		if !strings.Contains(errb.String(), "warning: every price shown comes from the embedded snapshot") {
+			t.Errorf("tty %v: stderr %q lacks the snapshot warning", tty, errb.String())
+		}
+	}
+	o, _ := newFakeRecommend(&fakeStore{}, url.Values{"model": {"llama-2-7b"}})
+	var out strings.Builder
+	o.IO = &IOStreams{Out: &out, ErrOut: &out, Format: "json", Now: time.Now}
+	var nf noFitError
+	if err := recommendRun(context.Background(), o); !errors.As(err, &nf) || !strings.Contains(out.String(), `"nearest_miss"`) {
+		t.Errorf("nothing fits: err %v, output %.200q; want noFitError after the JSON", err, out.String())
 	}
 }
