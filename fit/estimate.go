@@ -3,6 +3,7 @@ package fit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pickergpu/picker/pricing"
@@ -61,7 +62,7 @@ const (
 // memory is GiB (2^30 bytes) per GPU unless named otherwise.
 type Result struct {
 	Model           ModelInfo `json:"model"`
-	Job             JobInfo   `json:"job"`
+	Job             Job       `json:"job"` // resolved: every default filled
 	TrainableParams int64     `json:"trainable_params"`
 	Breakdown       Breakdown `json:"breakdown_gib"`
 	// PeakAllocatedGiB is what torch.cuda.max_memory_allocated() would report per GPU: the
@@ -84,26 +85,6 @@ type ModelInfo struct {
 	Architecture string `json:"architecture"`
 	Params       int64  `json:"params"`
 	ActiveParams int64  `json:"active_params"`
-}
-
-// JobInfo is the job with every flag resolved (snake_case keys).
-type JobInfo struct {
-	Task        Task      `json:"task"`
-	Precision   Precision `json:"precision"`
-	Quant       Quant     `json:"quant"`
-	DoubleQuant bool      `json:"double_quant"`
-	Optimizer   Optimizer `json:"optimizer"`
-	Batch       int       `json:"batch"`
-	SeqLen      int       `json:"seq_len"`
-	GradCkpt    bool      `json:"grad_ckpt"`
-	Attention   Attention `json:"attention"`
-	LoRAR       int       `json:"lora_r"`
-	LoRATargets []string  `json:"lora_targets"`
-	GPUs        int       `json:"gpus"`
-	Shard       Shard     `json:"shard"`
-	Offload     Offload   `json:"offload"`
-	Resolution  string    `json:"resolution"`
-	Images      int       `json:"images"`
 }
 
 // Breakdown splits the peak per GPU. Workspace holds logits and loss, prefill and decode
@@ -170,7 +151,7 @@ func resolveTask(m *Model, r *resolved) error {
 		return invalid("task", "--task %s: %s is an image pipeline; only --task image-gen is modelled for it", r.Task, m.Name)
 	case !diffusion && r.Task == TaskImageGen:
 		return invalid("task", "--task image-gen: %s is a language model, not an image pipeline (try sd-1.5, sdxl-base or flux.1-dev)", m.Name)
-	case !diffusion && r.Width != 0:
+	case !diffusion && !r.Resolution.IsZero():
 		return invalid("resolution", "--resolution/--images apply to image generation; %s is a language model", m.Name)
 	case !diffusion && r.Images != 0:
 		return invalid("images", "--resolution/--images apply to image generation; %s is a language model", m.Name)
@@ -317,8 +298,8 @@ func resolveLength(m *Model, r *resolved) error {
 		if r.Images == 0 {
 			r.Images = 1
 		}
-		if r.Width == 0 {
-			r.Width, r.Height = m.pipe.DefaultResolution, m.pipe.DefaultResolution
+		if r.Resolution.IsZero() {
+			r.Resolution = Resolution{m.pipe.DefaultResolution, m.pipe.DefaultResolution}
 		}
 	case r.SeqLen == 0:
 		r.SeqLen = 2048
@@ -338,7 +319,7 @@ func resolveLength(m *Model, r *resolved) error {
 // resolveLoRA picks the adapted modules and counts the trainable parameters.
 func resolveLoRA(m *Model, r *resolved) error {
 	if r.Task != TaskLoRA && r.Task != TaskQLoRA {
-		r.LoRARank, r.LoRATargets = 0, ""
+		r.LoRARank, r.LoRATargets = 0, []string{}
 		if r.Task == TaskFullFT {
 			r.trainable = m.params
 		}
@@ -347,46 +328,39 @@ func resolveLoRA(m *Model, r *resolved) error {
 	if r.LoRARank == 0 {
 		r.LoRARank = 8
 	}
-	t, err := m.loraTargets(r.LoRATargets)
+	spec := r.LoRATargets
+	t, err := m.loraTargets(spec)
 	if err != nil {
 		return err
 	}
 	r.targets = t
+	r.LoRATargets = append([]string{}, t...)
 	r.trainable = m.loraParams(t, int64(r.LoRARank))
 	r.loraDropout = m.loraDropoutPerToken(t, r.b)
 	if r.trainable == 0 {
-		return invalid("lora-targets", "--lora-targets %s: no linear layer of %s matches", r.LoRATargets, m.Name)
+		return invalid("lora-targets", "--lora-targets %s: no linear layer of %s matches", strings.Join(spec, ","), m.Name)
 	}
 	return nil
 }
 
-func (m *Model) loraTargets(spec string) ([]string, error) {
-	if m.Kind == KindParams {
-		if spec != "" && !strings.EqualFold(spec, "all-linear") {
-			return nil, invalid("lora-targets", "--lora-targets %s: %s has no known architecture (only --params); use the default or all-linear", spec, m.Name)
-		}
+func (m *Model) loraTargets(spec []string) ([]string, error) {
+	allLinear := len(spec) == 1 && strings.EqualFold(spec[0], "all-linear")
+	if m.Kind == KindParams && len(spec) > 0 && !allLinear {
+		return nil, invalid("lora-targets", "--lora-targets %s: %s has no known architecture (only --params); use the default or all-linear", strings.Join(spec, ","), m.Name)
 	}
-	if spec == "" {
+	switch {
+	case len(spec) == 0:
 		return m.defaultTargets, nil
-	}
-	if strings.EqualFold(spec, "all-linear") {
+	case allLinear:
 		return m.LoRAModules(), nil
 	}
-	parts := strings.Split(spec, ",")
 	avail := m.LoRAModules()
-	for _, p := range parts {
-		found := false
-		for _, a := range avail {
-			if a == p {
-				found = true
-				break
-			}
-		}
-		if !found {
+	for _, p := range spec {
+		if !slices.Contains(avail, p) {
 			return nil, invalid("lora-targets", "--lora-targets: %s has no linear layer named %q (it has: %s, or all-linear)", m.Name, p, strings.Join(avail, ", "))
 		}
 	}
-	return parts, nil
+	return spec, nil
 }
 
 // loraParams is PEFT's trainable count: r*(d_in+d_out) for every targeted linear layer.
@@ -460,13 +434,8 @@ func Estimate(m *Model, job Job) (*Result, error) {
 	static := bd.Weights + bd.Gradients + bd.Optimizer + bd.KVCache
 	alloc := allocStaticFrac*static + allocDynamicFrac*(bd.Activations+bd.Workspace)
 	res := &Result{
-		Model: ModelInfo{Name: m.Name, HFID: m.HFID, Architecture: m.Architecture, Params: m.params, ActiveParams: m.active},
-		Job: JobInfo{
-			Task: r.Task, Precision: r.Precision, Quant: r.Quant, DoubleQuant: r.DoubleQuant, Optimizer: r.Optimizer,
-			Batch: r.Batch, SeqLen: r.SeqLen, GradCkpt: r.GradCkpt, Attention: r.Attention, LoRAR: r.LoRARank,
-			LoRATargets: append([]string{}, r.targets...), GPUs: r.GPUs, Shard: r.Shard, Offload: r.Offload,
-			Resolution: resolutionString(r.Width, r.Height), Images: r.Images,
-		},
+		Model:           ModelInfo{Name: m.Name, HFID: m.HFID, Architecture: m.Architecture, Params: m.params, ActiveParams: m.active},
+		Job:             r.Job,
 		TrainableParams: r.trainable,
 		Breakdown: Breakdown{
 			Weights: round3(bd.Weights / gib), Gradients: round3(bd.Gradients / gib), Optimizer: round3(bd.Optimizer / gib),
@@ -931,7 +900,7 @@ func estimateImage(m *Model, r *resolved) Breakdown {
 			weights += n * r.store
 		}
 	}
-	W, H := float64(r.Width), float64(r.Height)
+	W, H := float64(r.Resolution.Width), float64(r.Resolution.Height)
 	imgs := float64(r.Images)
 	batch := imgs
 	if p.CFG {

@@ -29,7 +29,7 @@ func TestImpossibleJobs(t *testing.T) {
 		{"llama-2-7b", Job{Task: TaskQLoRA, Precision: "fp32"}, "QLoRA computes in 16 bits", "precision"},
 		{"llama-2-7b", Job{Task: TaskQLoRA, Quant: "none"}, "4-bit base", "quant"},
 		{"llama-2-7b", Job{Task: TaskFullFT, Quant: "nf4"}, "cannot be fully fine-tuned", "quant"},
-		{"llama-2-7b", Job{Width: 512, Height: 512}, "language model", "resolution"},
+		{"llama-2-7b", Job{Resolution: Resolution{512, 512}}, "language model", "resolution"},
 		{"llama-2-7b", Job{Task: TaskImageGen}, "not an image pipeline", "task"},
 		{"sd-1.5", Job{Task: TaskFullFT}, "only --task image-gen", "task"},
 		{"sd-1.5", Job{Task: TaskImageGen, SeqLen: 77}, "--seq-len", "seq-len"},
@@ -40,7 +40,7 @@ func TestImpossibleJobs(t *testing.T) {
 		{"llama-2-7b", Job{Task: TaskFullFT, Shard: "zero2", Offload: "optimizer+params"}, "zero3 or fsdp", "offload"},
 		{"llama-2-7b", Job{Task: TaskInference, Offload: "optimizer"}, "needs a training task", "offload"},
 		{"llama-2-7b", Job{Task: TaskInference, GradCkpt: true}, "applies to training", "grad-ckpt"},
-		{"llama-2-7b", Job{Task: TaskLoRA, LoRATargets: "query_key_value"}, `no linear layer named "query_key_value"`, "lora-targets"},
+		{"llama-2-7b", Job{Task: TaskLoRA, LoRATargets: []string{"query_key_value"}}, `no linear layer named "query_key_value"`, "lora-targets"},
 	}
 	for _, tt := range tests {
 		_, err := Estimate(catModel(t, tt.model), tt.job)
@@ -198,8 +198,8 @@ func TestPhysics(t *testing.T) {
 	}
 	// Image generation: SDXL at 1024x1024 needs more than at 512x512.
 	big := est("sdxl-base", Job{Task: TaskImageGen})
-	small := est("sdxl-base", Job{Task: TaskImageGen, Width: 512, Height: 512})
-	if big.Job.Resolution != "1024x1024" || !(big.PeakAllocatedGiB > small.PeakAllocatedGiB) {
+	small := est("sdxl-base", Job{Task: TaskImageGen, Resolution: Resolution{512, 512}})
+	if big.Job.Resolution.String() != "1024x1024" || !(big.PeakAllocatedGiB > small.PeakAllocatedGiB) {
 		t.Errorf("sdxl: %s %.2f vs 512 %.2f", big.Job.Resolution, big.PeakAllocatedGiB, small.PeakAllocatedGiB)
 	}
 	// A raw parameter count estimates weights from the exact count.

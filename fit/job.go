@@ -65,30 +65,49 @@ func (s Shard) Sharded() bool { return s != "" && s != ShardNone }
 // Enabled reports whether states are offloaded to host memory.
 func (o Offload) Enabled() bool { return o != "" && o != OffloadNone }
 
-// Job is one training or inference job, as the CONTRACT's job flags describe it. It is a
-// plain value: copy it, change a field and call Estimate again (the recommender does so for
-// every GPU count and every step of its savings ladder). Empty strings and zero numbers
-// mean "the CONTRACT default"; Estimate resolves them against the model (seq-len and
-// resolution depend on it) and Result.Job shows the resolved values.
+// Job is one training or inference job, as the CONTRACT's job flags describe it, and,
+// once Estimate has resolved it (Result.Job), the same job with every default filled: one
+// type, whose JSON is the CONTRACT's "job" object. It is a plain value: copy it, change a
+// field and call Estimate again (the recommender does so for every GPU count and every
+// step of its savings ladder). Empty strings, nil and zero numbers mean "the CONTRACT
+// default"; Estimate resolves them against the model (seq-len and resolution depend on it).
 type Job struct {
-	Task        Task      // Tasks; "" = inference
-	Precision   Precision // Precisions; "" = bf16 for inference/image-gen, bf16-mixed for training
-	Quant       Quant     // Quants; "" = none, or nf4 for qlora
-	DoubleQuant bool
-	Optimizer   Optimizer // Optimizers; "" = adamw
-	Batch       int       // micro-batch per GPU; 0 = 1
-	SeqLen      int       // tokens per sample; 0 = 2048 for LLMs (capped at the model's context), 512 for BERT
-	GradCkpt    bool
-	Attention   Attention // Attentions; "" = sdpa
-	LoRARank    int       // 0 = 8
-	LoRATargets string    // comma list or "all-linear"; "" = the architecture's default (PEFT's)
-	GPUs        int       // 0 = 1
-	Shard       Shard     // Shards; "" = none for training, tp for inference on more than one GPU
-	Offload     Offload   // Offloads; "" = none
-	Width       int       // image-gen resolution; 0 = the pipeline's default
-	Height      int
-	Images      int // images per batch; 0 = 1
+	Task        Task      `json:"task"`         // Tasks; "" = inference
+	Precision   Precision `json:"precision"`    // Precisions; "" = bf16 for inference/image-gen, bf16-mixed for training
+	Quant       Quant     `json:"quant"`        // Quants; "" = none, or nf4 for qlora
+	DoubleQuant bool      `json:"double_quant"` //
+	Optimizer   Optimizer `json:"optimizer"`    // Optimizers; "" = adamw
+	Batch       int       `json:"batch"`        // micro-batch per GPU; 0 = 1
+	SeqLen      int       `json:"seq_len"`      // tokens per sample; 0 = 2048 for LLMs (capped at the model's context), 512 for BERT
+	GradCkpt    bool      `json:"grad_ckpt"`    //
+	Attention   Attention `json:"attention"`    // Attentions; "" = sdpa
+	LoRARank    int       `json:"lora_r"`       // 0 = 8
+	// LoRATargets are module names, or just "all-linear"; nil = the architecture's default
+	// (PEFT's). Resolved: the adapted modules ([] when the task is not LoRA).
+	LoRATargets []string   `json:"lora_targets"`
+	GPUs        int        `json:"gpus"`       // 0 = 1
+	Shard       Shard      `json:"shard"`      // Shards; "" = none for training, tp for inference on more than one GPU
+	Offload     Offload    `json:"offload"`    // Offloads; "" = none
+	Resolution  Resolution `json:"resolution"` // image-gen; zero = the pipeline's default
+	Images      int        `json:"images"`     // images per batch; 0 = 1
 }
+
+// Resolution is an image size in pixels; the zero value means the pipeline's default.
+// It is written as "WxH" ("" when zero), as --resolution takes it.
+type Resolution struct{ Width, Height int }
+
+// IsZero reports whether no resolution was given.
+func (r Resolution) IsZero() bool { return r.Width == 0 || r.Height == 0 }
+
+func (r Resolution) String() string {
+	if r.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("%dx%d", r.Width, r.Height)
+}
+
+// MarshalText writes the resolution as "WxH" for the JSON output.
+func (r Resolution) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // IsTraining reports whether the job computes gradients.
 func (j Job) IsTraining() bool {
@@ -175,7 +194,7 @@ var JobParams = []JobParam{
 	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload)", "none", false,
 		func(j *Job, v string) (err error) { j.Offload, err = parseEnum("offload", v, Offloads); return }},
 	{"resolution", "image generation: WxH (default: the model's)", "", false,
-		func(j *Job, v string) (err error) { j.Width, j.Height, err = parseResolution(v); return }},
+		func(j *Job, v string) (err error) { j.Resolution, err = parseResolution(v); return }},
 	{"images", "image generation: images per batch (default 1)", "", false,
 		func(j *Job, v string) (err error) { j.Images, err = intFlag("images", v, 1); return }},
 }
@@ -246,9 +265,9 @@ func intFlag(flag, v string, lo int) (int, error) {
 	return n, nil
 }
 
-func targetsFlag(v string) (string, error) {
+func targetsFlag(v string) ([]string, error) {
 	if v == "" {
-		return "", nil
+		return nil, nil
 	}
 	var parts []string
 	for _, p := range strings.Split(v, ",") {
@@ -259,45 +278,37 @@ func targetsFlag(v string) (string, error) {
 		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
-		return "", pricing.ParamErrorf(pricing.Invalid, "lora-targets", "--lora-targets %q: want a comma list of module names or all-linear", v)
+		return nil, pricing.ParamErrorf(pricing.Invalid, "lora-targets", "--lora-targets %q: want a comma list of module names or all-linear", v)
 	}
 	for _, p := range parts {
 		if strings.EqualFold(p, "all-linear") && len(parts) > 1 {
-			return "", pricing.ParamErrorf(pricing.Invalid, "lora-targets", "--lora-targets %q: all-linear cannot be combined with module names", v)
+			return nil, pricing.ParamErrorf(pricing.Invalid, "lora-targets", "--lora-targets %q: all-linear cannot be combined with module names", v)
 		}
 	}
-	return strings.Join(parts, ","), nil
+	return parts, nil
 }
 
-func parseResolution(v string) (int, int, error) {
+func parseResolution(v string) (Resolution, error) {
 	if v == "" {
-		return 0, 0, nil
+		return Resolution{}, nil
 	}
 	bad := func(why string) error {
 		return pricing.ParamErrorf(pricing.Invalid, "resolution", "--resolution %q: %s (want WxH, e.g. 1024x1024)", v, why)
 	}
 	w, h, ok := strings.Cut(strings.ToLower(v), "x")
 	if !ok {
-		return 0, 0, bad("missing x")
+		return Resolution{}, bad("missing x")
 	}
 	W, err1 := strconv.Atoi(strings.TrimSpace(w))
 	H, err2 := strconv.Atoi(strings.TrimSpace(h))
 	if err1 != nil || err2 != nil {
-		return 0, 0, bad("not two whole numbers")
+		return Resolution{}, bad("not two whole numbers")
 	}
 	if W < 64 || H < 64 || W > 16384 || H > 16384 {
-		return 0, 0, bad("each side must be 64 to 16384 pixels")
+		return Resolution{}, bad("each side must be 64 to 16384 pixels")
 	}
 	if W%8 != 0 || H%8 != 0 {
-		return 0, 0, bad("each side must be a multiple of 8 (the VAE downsamples by 8)")
+		return Resolution{}, bad("each side must be a multiple of 8 (the VAE downsamples by 8)")
 	}
-	return W, H, nil
-}
-
-// resolutionString formats a resolution for the JSON output.
-func resolutionString(w, h int) string {
-	if w == 0 || h == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%dx%d", w, h)
+	return Resolution{W, H}, nil
 }

@@ -108,7 +108,12 @@ func TestLoRATrainableParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Estimate(m, Job{Task: TaskLoRA, LoRARank: tt.r, LoRATargets: tt.targets})
+		job, err := ParseJob(map[string]string{"task": "lora", "lora-targets": tt.targets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		job.LoRARank = tt.r
+		res, err := Estimate(m, job)
 		if err != nil {
 			t.Fatalf("%s %s: %v", tt.model, tt.targets, err)
 		}

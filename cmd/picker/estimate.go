@@ -113,13 +113,13 @@ func writeEstimate(s *IOStreams, r *fit.Result) error {
 	return nil
 }
 
-func jobSummary(j fit.JobInfo) string {
+func jobSummary(j fit.Job) string {
 	parts := []string{string(j.Task), string(j.Precision)}
 	if j.Quant.Quantized() {
 		parts = append(parts, string(j.Quant))
 	}
 	if j.Task == fit.TaskImageGen {
-		parts = append(parts, j.Resolution, fmt.Sprintf("%d image(s)", j.Images))
+		parts = append(parts, j.Resolution.String(), fmt.Sprintf("%d image(s)", j.Images))
 	} else {
 		parts = append(parts, fmt.Sprintf("batch %d", j.Batch), fmt.Sprintf("seq %d", j.SeqLen))
 	}
@@ -127,7 +127,7 @@ func jobSummary(j fit.JobInfo) string {
 		parts = append(parts, "grad-ckpt")
 	}
 	if j.Task == fit.TaskLoRA || j.Task == fit.TaskQLoRA {
-		parts = append(parts, fmt.Sprintf("r=%d %s", j.LoRAR, strings.Join(j.LoRATargets, ",")))
+		parts = append(parts, fmt.Sprintf("r=%d %s", j.LoRARank, strings.Join(j.LoRATargets, ",")))
 	}
 	if j.GPUs > 1 {
 		parts = append(parts, fmt.Sprintf("%d GPUs %s", j.GPUs, j.Shard))
