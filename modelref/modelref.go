@@ -73,8 +73,8 @@ var hubIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z
 // ("model" or "params") as pricing.Error.Param.
 func Resolve(ctx context.Context, ref, params string, opt Options) (*fit.Model, error) {
 	ref = strings.TrimSpace(ref)
-	param := "model"
-	if ref == "" {
+	param := "model" // a bad --params is only ever read when --model is empty
+	if ref == "" && params != "" {
 		param = "params"
 	}
 	m, err := resolve(ctx, ref, params, opt)

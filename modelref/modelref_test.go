@@ -2,6 +2,7 @@ package modelref
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -181,5 +182,53 @@ func TestResolveLocalAndParams(t *testing.T) {
 	}
 	if _, err := fit.ParseParamCount("seven"); err == nil {
 		t.Error("ParseParamCount(seven): no error")
+	}
+}
+
+// IsPath is the one "is this a file" test: the CLI reads such a --model, the API refuses it.
+func TestIsPath(t *testing.T) {
+	dir := t.TempDir()
+	withCfg := filepath.Join(dir, "with")
+	if err := os.MkdirAll(withCfg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(withCfg, "config.json"), []byte(tinyLlamaConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		ref  string
+		want bool
+	}{
+		{"llama-2-7b", false}, {"meta-llama/Llama-2-7b-hf", false}, {"7b", false},
+		{"config.json", true}, {"./x", true}, {"../config.json", true}, {"/etc/passwd", true}, {"~/m", true}, {`C:\m\config.json`, true},
+		{withCfg, true}, {dir, true}, // absolute paths
+	} {
+		if got := IsPath(tt.ref); got != tt.want {
+			t.Errorf("IsPath(%q) = %v, want %v", tt.ref, got, tt.want)
+		}
+	}
+}
+
+// Every resolver error names the parameter it is about, so the API never parses messages.
+func TestResolveErrorsNameTheParameter(t *testing.T) {
+	offline := Options{Endpoint: "http://127.0.0.1:1"}
+	for _, tt := range []struct{ ref, params, want string }{
+		{"lama-2-7b", "", "model"},
+		{"/nonexistent/config.json", "", "model"},
+		{"", "", "model"}, // neither given: pass --model
+		{"", "seven", "params"},
+	} {
+		_, err := Resolve(context.Background(), tt.ref, tt.params, offline)
+		if got := pricing.ErrorParam(err); got != tt.want {
+			t.Errorf("Resolve(%q, %q): param %q (%v), want %q", tt.ref, tt.params, got, err, tt.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var hits atomic.Int32
+	var auth atomic.Value
+	srv := hub(t, &hits, &auth)
+	if _, err := Resolve(ctx, "acme/tiny", "", Options{Endpoint: srv.URL}); !errors.Is(err, context.Canceled) || pricing.ErrorParam(err) != "" {
+		t.Errorf("cancelled fetch: %v; want context.Canceled, no parameter", err)
 	}
 }
