@@ -187,11 +187,10 @@ func fetchHub(ctx context.Context, id string, opt Options) (*fit.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := fit.ModelFromConfig(id+" config.json (from "+endpoint+")", data)
+	m, err := hubModel(id, "from "+endpoint, data, SourceHub)
 	if err != nil {
 		return nil, err
 	}
-	m.Name, m.HFID, m.Source = id, id, SourceHub
 	note := fmt.Sprintf("%s is not in the catalog: config.json fetched from %s", id, endpoint)
 	if cachePath != "" {
 		if err := writeAtomic(cachePath, data); err == nil {
@@ -202,6 +201,17 @@ func fetchHub(ctx context.Context, id string, opt Options) (*fit.Model, error) {
 	return m, nil
 }
 
+// hubModel parses a Hub repository's config.json (from says where it was read, for
+// error messages) and names the model by its id.
+func hubModel(id, from string, data []byte, source string) (*fit.Model, error) {
+	m, err := fit.ModelFromConfig(id+" config.json ("+from+")", data)
+	if err != nil {
+		return nil, err
+	}
+	m.Name, m.HFID, m.Source = id, id, source
+	return m, nil
+}
+
 // fromCache parses a cached config; a missing or corrupt entry is not an error (it is
 // fetched again).
 func fromCache(id, cachePath string) (*fit.Model, bool) {
@@ -209,11 +219,10 @@ func fromCache(id, cachePath string) (*fit.Model, bool) {
 	if err != nil {
 		return nil, false
 	}
-	m, err := fit.ModelFromConfig(id+" config.json (cached at "+cachePath+")", data)
+	m, err := hubModel(id, "cached at "+cachePath, data, SourceHubCache)
 	if err != nil {
 		return nil, false
 	}
-	m.Name, m.HFID, m.Source = id, id, SourceHubCache
 	m.Notes = append(m.Notes, fmt.Sprintf("%s is not in the catalog: config.json read from the cache %s", id, cachePath))
 	return m, true
 }

@@ -137,4 +137,3 @@ func (o Offer) Validate() error {
 	}
 	return nil
 }
-

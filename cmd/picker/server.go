@@ -51,20 +51,14 @@ var apiRoutes = []struct {
 	}},
 	{"/v1/estimate", func(a *app, ctx context.Context, q url.Values) (any, error) {
 		o := a.newEstimateOptions()
-		if err := bindQuery(q, o.params()); err != nil {
-			return nil, err
-		}
-		if err := refuseModelPath(o.Model); err != nil {
+		if err := bindJobQuery(q, o.params(), &o.JobRequest); err != nil {
 			return nil, err
 		}
 		return RunEstimate(ctx, o)
 	}},
 	{"/v1/recommend", func(a *app, ctx context.Context, q url.Values) (any, error) {
 		o := a.newRecommendOptions()
-		if err := bindQuery(q, o.params()); err != nil {
-			return nil, err
-		}
-		if err := refuseModelPath(o.Model); err != nil {
+		if err := bindJobQuery(q, o.params(), &o.JobRequest); err != nil {
 			return nil, err
 		}
 		out, err := RunRecommend(ctx, o)
@@ -89,10 +83,14 @@ func bindQuery(q url.Values, ps []param) error {
 	return BindParams(ps, QueryLookup(q))
 }
 
-// refuseModelPath keeps the API from reading the daemon's files through --model.
-func refuseModelPath(ref string) error {
-	if ref != "" && modelref.IsPath(ref) {
-		return pricing.ParamErrorf(pricing.Invalid, "model", "parameter \"model\" %q: the API does not read files; pass a catalog name or a Hugging Face id", ref)
+// bindJobQuery is bindQuery for a command with a job, refusing a model that names a
+// file: the API never reads the daemon's files.
+func bindJobQuery(q url.Values, ps []param, job *JobRequest) error {
+	if err := bindQuery(q, ps); err != nil {
+		return err
+	}
+	if job.Model != "" && modelref.IsPath(job.Model) {
+		return pricing.ParamErrorf(pricing.Invalid, "model", "parameter \"model\" %q: the API does not read files; pass a catalog name or a Hugging Face id", job.Model)
 	}
 	return nil
 }
