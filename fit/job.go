@@ -2,6 +2,7 @@ package fit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -199,9 +200,11 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.Images, err = intFlag("images", v, 1); return }},
 }
 
-// ParseJob sets the job flags values holds (keys are JobParams names; others are
-// ignored) in name order, so the first bad flag in name order is reported. A missing key
-// or an empty value takes the default; a switch given as "" means true.
+// ParseJob sets the job flags values holds, keyed by JobParams names ("model" and
+// "params" are accepted and ignored: they name the model, not the job), in name order,
+// so the first bad flag in name order is reported; an unknown key is an error. A missing
+// key or an empty value takes the default; a switch given as "" means true. The CLI and
+// the API bind through cmd/picker's binder instead, over the same JobParams.
 func ParseJob(values map[string]string) (Job, error) {
 	keys := make([]string, 0, len(values))
 	for k := range values {
@@ -210,12 +213,19 @@ func ParseJob(values map[string]string) (Job, error) {
 	sort.Strings(keys)
 	var j Job
 	for _, k := range keys {
-		for _, p := range JobParams {
-			if p.Name == k {
-				if err := p.Set(&j, strings.TrimSpace(values[k])); err != nil {
-					return Job{}, err
-				}
+		if k == "model" || k == "params" {
+			continue
+		}
+		i := slices.IndexFunc(JobParams, func(p JobParam) bool { return p.Name == k })
+		if i < 0 {
+			names := make([]string, len(JobParams))
+			for n, p := range JobParams {
+				names[n] = p.Name
 			}
+			return Job{}, pricing.ParamErrorf(pricing.Invalid, k, "unknown job flag --%s (job flags: --%s)", k, strings.Join(names, ", --"))
+		}
+		if err := JobParams[i].Set(&j, strings.TrimSpace(values[k])); err != nil {
+			return Job{}, err
 		}
 	}
 	return j, nil

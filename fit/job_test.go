@@ -55,6 +55,7 @@ func TestParseJobErrors(t *testing.T) {
 		{"resolution", "1024", []string{"--resolution", "WxH"}},
 		{"resolution", "1000x1001", []string{"--resolution", "multiple of 8"}},
 		{"lora-targets", "all-linear,q_proj", []string{"--lora-targets", "all-linear"}},
+		{"bogus", "1", []string{"unknown job flag --bogus"}},
 	}
 	for _, tt := range tests {
 		_, err := ParseJob(map[string]string{tt.key: tt.value})
