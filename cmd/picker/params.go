@@ -124,6 +124,7 @@ func CheckValues(q url.Values, ps []param) error {
 			for j, p := range ps {
 				known[j] = p.name
 			}
+			slices.Sort(known)
 			return pricing.ParamErrorf(pricing.Invalid, name, "unknown parameter %q; this endpoint takes: %s", name, strings.Join(known, ", "))
 		}
 		if n := len(q[name]); n > 1 && ps[i].kind != kindList {
