@@ -143,6 +143,7 @@ type evaluator struct {
 	offload  bool
 	// minGPUs skips offers with fewer GPUs (the ZeRO-3 rung needs GPUs to shard across).
 	minGPUs int
+	base    *Result // the job as asked at its base GPU count (prepare)
 }
 
 // maxCachedGPUs bounds the GPU counts the variant cache holds; larger counts (none
@@ -311,35 +312,56 @@ func (e *evaluator) fit(cd cand) Fit {
 // Recommend ranks the offers that can run the job, builds the savings ladder and the
 // warnings. It is pure: the same input gives the same answer, in the same order.
 func Recommend(in RecommendInput) (*Recommendation, error) {
+	rin, ev, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	fits := rankFits(ev, rin.Top)
+	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}}
+	if len(fits) > 0 {
+		rec.Estimate = ev.variant(fits[0].vk).res
+	} else {
+		rec.Estimate = ev.base
+	}
+	rec.Ladder = ladder(rin, ev.caps, fits)
+	rec.Warnings = warnings(rin, rec)
+	if len(fits) == 0 {
+		rec.NearestMiss = nearestMiss(rin, ev, rec.Ladder)
+	}
+	return rec, nil
+}
+
+// prepare checks and defaults the input, validates the job (a bad job is an error, not
+// "nothing fits") and returns the evaluator of the job as asked, over in.Offers.
+func prepare(in RecommendInput) (*RecommendInput, *evaluator, error) {
 	if in.Model == nil {
-		return nil, pricing.Errorf(pricing.Invalid, "no model given")
+		return nil, nil, pricing.Errorf(pricing.Invalid, "no model given")
 	}
 	if in.Rank == "" {
 		in.Rank = RankHourly
 	}
 	if _, err := ParseRank(string(in.Rank)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if in.Rank == RankJob && in.Tokens <= 0 {
-		return nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job)")
+		return nil, nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job)")
 	}
 	if in.MFU == 0 {
 		in.MFU = DefaultMFU
 	}
 	if in.MFU < 0 || in.MFU > 1 {
-		return nil, pricing.ParamErrorf(pricing.Invalid, "mfu", "--mfu %v: want a fraction between 0 and 1", in.MFU)
+		return nil, nil, pricing.ParamErrorf(pricing.Invalid, "mfu", "--mfu %v: want a fraction between 0 and 1", in.MFU)
 	}
 	if in.Top <= 0 {
 		in.Top = 10
 	}
-	// Validate the job once up front, so a bad job is an error, not "nothing fits".
 	base := in.Job
 	if !in.PinGPUs {
 		base.GPUs = 1
 	}
 	baseRes, err := Estimate(in.Model, base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	caps := make([]*gpuCaps, len(in.Offers))
 	byName := map[string]*gpuCaps{}
@@ -353,20 +375,10 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		}
 		caps[i] = c
 	}
-	ev := newEvaluator(&in, in.Job, caps)
-	fits := rankFits(ev, in.Top)
-	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}}
-	if len(fits) > 0 {
-		rec.Estimate = ev.variant(fits[0].vk).res
-	} else {
-		rec.Estimate = baseRes
-	}
-	rec.Ladder = ladder(&in, caps, fits)
-	rec.Warnings = warnings(&in, rec)
-	if len(fits) == 0 {
-		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder)
-	}
-	return rec, nil
+	rin := &in
+	ev := newEvaluator(rin, in.Job, caps)
+	ev.base = baseRes
+	return rin, ev, nil
 }
 
 // rankFits evaluates every offer and returns the best top fits, best first. It keeps

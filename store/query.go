@@ -73,8 +73,8 @@ const offerColumns = `provider, region, zone, instance_type, purchase, gpu_model
 // purchase so the order is the same on every run. ObservedAt is when the price was
 // last seen, Source where it came from.
 func (s *Store) Offers(ctx context.Context, q Query) ([]pricing.Offer, error) {
-	if c := s.cache; c != nil {
-		return c.offers(ctx, s, q)
+	if s.cache != nil {
+		return s.cachedOffers(ctx, q)
 	}
 	return s.queryOffers(ctx, q)
 }

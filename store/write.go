@@ -134,7 +134,43 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []ProviderWrite, only
 // statement thousands of times.
 type writeStmts struct {
 	insertOffer, updateOffer, touchOffer, closeOffer *sql.Stmt
-	openPrice, closePrice                            *sql.Stmt
+	openPrice, closePrice, insertShape               *sql.Stmt
+	// shapes maps every stored shape to its id, read at the first need.
+	shapes map[pricing.Shape]int64
+}
+
+// shapeID returns the id of o's shape, inserting the shape when new.
+func (st *writeStmts) shapeID(ctx context.Context, tx *sql.Tx, o *pricing.Offer) (int64, error) {
+	if st.shapes == nil {
+		st.shapes = map[pricing.Shape]int64{}
+		rows, err := tx.QueryContext(ctx, `SELECT id, provider, instance_type, purchase, gpu_model, gpu_count, gpu_mem_gib, vcpus, ram_gib FROM shapes`)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var sh pricing.Shape
+			if err := rows.Scan(&id, &sh.Provider, &sh.InstanceType, &sh.Purchase, &sh.GPUModel, &sh.GPUCount, &sh.GPUMemGiB, &sh.VCPUs, &sh.RAMGiB); err != nil {
+				return 0, err
+			}
+			st.shapes[sh] = id
+		}
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+	}
+	sh := o.Shape()
+	if id, ok := st.shapes[sh]; ok {
+		return id, nil
+	}
+	var id int64
+	err := st.insertShape.QueryRowContext(ctx, sh.Provider, sh.InstanceType, string(sh.Purchase), sh.GPUModel, sh.GPUCount, sh.GPUMemGiB, sh.VCPUs, sh.RAMGiB).Scan(&id)
+	if err != nil {
+		return 0, err
+	}
+	st.shapes[sh] = id
+	return id, nil
 }
 
 func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
@@ -144,14 +180,16 @@ func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 		query string
 	}{
 		{&st.insertOffer, `INSERT INTO offers (provider, region, zone, instance_type, purchase, gpu_model, gpu_count,
-			gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
+			gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen, shape_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		// Facts are refreshed on every listing: a better normalisation table or a
 		// corrected spec should not wait for a price change to show.
 		{&st.updateOffer, `UPDATE offers SET gpu_model = ?, gpu_count = ?, gpu_mem_gib = ?, vcpus = ?, ram_gib = ?,
-			currency = ?, source = ?, price = ?, last_seen = ? WHERE id = ?`},
+			currency = ?, source = ?, shape_id = ?, price = ?, last_seen = ? WHERE id = ?`},
 		{&st.touchOffer, `UPDATE offers SET gpu_model = ?, gpu_count = ?, gpu_mem_gib = ?, vcpus = ?, ram_gib = ?,
-			currency = ?, source = ?, last_seen = max(last_seen, ?) WHERE id = ?`},
+			currency = ?, source = ?, shape_id = ?, last_seen = max(last_seen, ?) WHERE id = ?`},
+		{&st.insertShape, `INSERT INTO shapes (provider, instance_type, purchase, gpu_model, gpu_count, gpu_mem_gib, vcpus, ram_gib)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&st.closeOffer, `UPDATE offers SET price = NULL WHERE id = ?`},
 		{&st.openPrice, `INSERT INTO prices (offer_id, price, valid_from) VALUES (?, ?, ?)`},
 		// max(): an interval never ends before it began, even if a source's date is
@@ -169,7 +207,7 @@ func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 }
 
 func (st *writeStmts) close() {
-	for _, s := range []*sql.Stmt{st.insertOffer, st.updateOffer, st.touchOffer, st.closeOffer, st.openPrice, st.closePrice} {
+	for _, s := range []*sql.Stmt{st.insertOffer, st.updateOffer, st.touchOffer, st.closeOffer, st.openPrice, st.closePrice, st.insertShape} {
 		if s != nil {
 			s.Close()
 		}
@@ -242,12 +280,16 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		if so != nil && so.seen {
 			return res, pricing.Errorf(pricing.Invalid, "write %s snapshot: offer %s listed twice", provider, k)
 		}
-		facts := []any{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source}
+		shape, err := st.shapeID(ctx, tx, &o)
+		if err != nil {
+			return res, s.dbError("write "+provider+" offer "+k.String(), err)
+		}
+		facts := []any{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, shape}
 		switch {
 		case so == nil:
 			var id int64
 			err = st.insertOffer.QueryRowContext(ctx, o.Provider, o.Region, o.Zone, o.InstanceType, string(o.Purchase),
-				o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, o.PriceUSDHr, observed).Scan(&id)
+				o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, o.PriceUSDHr, observed, shape).Scan(&id)
 			if err == nil {
 				_, err = st.openPrice.ExecContext(ctx, id, o.PriceUSDHr, observed)
 			}
@@ -347,6 +389,10 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int64, error) {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM offers WHERE price IS NULL
 		AND NOT EXISTS (SELECT 1 FROM prices WHERE prices.offer_id = offers.id)`); err != nil {
 		return 0, s.dbError("prune offers", err)
+	}
+	// Shapes no offer has any more (one pass over offers, not one per shape).
+	if _, err := tx.ExecContext(ctx, `DELETE FROM shapes WHERE id NOT IN (SELECT shape_id FROM offers WHERE shape_id IS NOT NULL)`); err != nil {
+		return 0, s.dbError("prune shapes", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, s.dbError("prune", err)

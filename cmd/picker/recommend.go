@@ -98,14 +98,16 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	}
 	q := o.Filters.q
 	q.MaxGPUs = float64(o.MaxGPUs)
-	offers, err := st.Offers(ctx, q)
+	in := fit.RecommendInput{
+		Model: m, Job: o.Job, PinGPUs: o.PinGPUs,
+		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
+	}
+	offers, err := recommendOffers(ctx, st, q, in)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := fit.Recommend(fit.RecommendInput{
-		Model: m, Job: o.Job, PinGPUs: o.PinGPUs, Offers: offers,
-		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
-	})
+	in.Offers = offers
+	rec, err := fit.Recommend(in)
 	if err != nil {
 		return nil, err
 	}
