@@ -186,7 +186,7 @@ func cheapestPerShapeSQL(q Query) (string, []any, error) {
 	if len(sw) > 0 {
 		where = " WHERE " + strings.Join(sw, " AND ")
 	}
-	query := "SELECT s.id, " + prefixed("o.", offerColumns) + ` FROM shapes s JOIN offers o ON o.id = (
+	query := "SELECT s.id, " + offerCols("o") + ` FROM shapes s JOIN offers o ON o.id = (
 		SELECT id FROM offers INDEXED BY offers_current_shape WHERE shape_id = s.id AND price IS NOT NULL` + and(ow) + `
 		ORDER BY price, region, zone LIMIT 1)` + where
 	return query, append(oa, sa...), nil
@@ -201,14 +201,6 @@ func shapeOffersSQL(q Query) (string, []any, error) {
 	return "SELECT shape_id, " + offerColumns + ` FROM offers INDEXED BY offers_current_shape
 		WHERE shape_id = ? AND price IS NOT NULL AND price <= ?` + and(ow) + `
 		ORDER BY price, region, zone LIMIT ?`, oa, nil
-}
-
-func prefixed(p, cols string) string {
-	fs := strings.Split(cols, ",")
-	for i, f := range fs {
-		fs[i] = p + strings.TrimSpace(f)
-	}
-	return strings.Join(fs, ", ")
 }
 
 type queryer interface {

@@ -215,10 +215,28 @@ func (st *writeStmts) close() {
 }
 
 type storedOffer struct {
-	id     int64
-	region string
-	price  sql.NullFloat64
-	seen   bool
+	id       int64
+	region   string
+	price    sql.NullFloat64
+	facts    offerFacts
+	lastSeen int64
+	seen     bool
+}
+
+// offerFacts are the stored columns a refresh overwrites besides the price and
+// last_seen; an offer whose facts and price are unchanged is not rewritten.
+type offerFacts struct {
+	gpuModel                           string
+	gpuCount, gpuMemGiB, vcpus, ramGiB float64
+	currency, source                   string
+	shape                              int64
+}
+
+// regionListing is what a snapshot says of one region: whether every offer it lists
+// there was observed at one time (when it covers the region), and that time.
+type regionListing struct {
+	observed int64
+	uniform  bool
 }
 
 // priceKey rounds to a millionth of a dollar: prices that differ by less are the
@@ -237,24 +255,13 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 	}
 	at := unix(finished)
 
-	stored := map[pricing.Key]*storedOffer{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, region, zone, instance_type, purchase, price FROM offers WHERE provider = ?`, provider)
+	stored, err := s.readStored(ctx, tx, provider)
 	if err != nil {
-		return res, s.dbError("read "+provider+" offers", err)
+		return res, err
 	}
-	for rows.Next() {
-		var so storedOffer
-		var k pricing.Key
-		if err := rows.Scan(&so.id, &k.Region, &k.Zone, &k.InstanceType, &k.Purchase, &so.price); err != nil {
-			rows.Close()
-			return res, s.dbError("read "+provider+" offers", err)
-		}
-		k.Provider, so.region = provider, k.Region
-		stored[k] = &so
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return res, s.dbError("read "+provider+" offers", err)
+	listed, err := s.prepareSeen(ctx, tx, provider, in, at, stored)
+	if err != nil {
+		return res, err
 	}
 
 	for i, o := range in.Offers {
@@ -314,7 +321,12 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 			}
 			res.Changed++
 		default:
-			_, err = st.touchOffer.ExecContext(ctx, append(facts, observed, so.id)...)
+			// Same price: nothing to write when the facts are the same and the observed
+			// time is already stored, or the region's seen row will carry it.
+			f := offerFacts{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, shape}
+			if f != so.facts || (observed > so.lastSeen && !listed[o.Region].uniform) {
+				_, err = st.touchOffer.ExecContext(ctx, append(facts, observed, so.id)...)
+			}
 			res.Unchanged++
 		}
 		if err != nil {
@@ -340,6 +352,16 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		res.Closed++
 	}
 
+	for region, l := range listed {
+		if !l.uniform {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO seen (provider, region, last_seen) VALUES (?, ?, ?)
+			ON CONFLICT (provider, region) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)`, provider, region, l.observed); err != nil {
+			return res, s.dbError("record "+provider+" "+region+" listing", err)
+		}
+	}
+
 	err = tx.QueryRowContext(ctx, `INSERT INTO refresh_runs (provider, started, finished, status, offers_seen, prices_changed, offers_closed)
 		VALUES (?, ?, ?, 'ok', ?, ?, ?) RETURNING id`,
 		provider, unix(started), at, res.Seen, res.PricesChanged(), res.Closed).Scan(&res.RunID)
@@ -347,6 +369,90 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		return res, s.dbError("record "+provider+" refresh", err)
 	}
 	return res, nil
+}
+
+// readStored reads what the store holds of provider's offers, current or closed.
+func (s *Store) readStored(ctx context.Context, tx *sql.Tx, provider string) (map[pricing.Key]*storedOffer, error) {
+	stored := map[pricing.Key]*storedOffer{}
+	rows, err := tx.QueryContext(ctx, `SELECT id, region, zone, instance_type, purchase, price, gpu_model, gpu_count, gpu_mem_gib,
+		vcpus, ram_gib, currency, source, coalesce(shape_id, 0), last_seen FROM offers WHERE provider = ?`, provider)
+	if err != nil {
+		return nil, s.dbError("read "+provider+" offers", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var so storedOffer
+		var k pricing.Key
+		f := &so.facts
+		if err := rows.Scan(&so.id, &k.Region, &k.Zone, &k.InstanceType, &k.Purchase, &so.price, &f.gpuModel, &f.gpuCount, &f.gpuMemGiB,
+			&f.vcpus, &f.ramGiB, &f.currency, &f.source, &f.shape, &so.lastSeen); err != nil {
+			return nil, s.dbError("read "+provider+" offers", err)
+		}
+		k.Provider, so.region = provider, k.Region
+		stored[k] = &so
+	}
+	return stored, s.dbError("read "+provider+" offers", rows.Err())
+}
+
+// prepareSeen decides, per region the snapshot lists, whether the seen table can carry
+// its observed time (see 0003_shapes.sql): the snapshot covers the region and observed
+// every offer it lists there at one time, no earlier than the region's seen row. Where
+// it cannot but a seen row exists, that row's time is first written into the region's
+// current offers and the row dropped, so an offer's observed time stays exactly the
+// newest time it was listed at.
+func (s *Store) prepareSeen(ctx context.Context, tx *sql.Tx, provider string, in WriteInput, at int64, stored map[pricing.Key]*storedOffer) (map[string]regionListing, error) {
+	listed := map[string]regionListing{}
+	for _, o := range in.Offers {
+		observed := at
+		if !o.ObservedAt.IsZero() {
+			observed = unix(o.ObservedAt)
+		}
+		l, ok := listed[o.Region]
+		switch {
+		case !ok:
+			l = regionListing{observed: observed, uniform: in.Regions == nil || slices.Contains(in.Regions, o.Region)}
+		case l.observed != observed:
+			l.uniform = false
+		}
+		listed[o.Region] = l
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT region, last_seen FROM seen WHERE provider = ?`, provider)
+	if err != nil {
+		return nil, s.dbError("read "+provider+" listings", err)
+	}
+	seen := map[string]int64{}
+	for rows.Next() {
+		var region string
+		var t int64
+		if err := rows.Scan(&region, &t); err != nil {
+			rows.Close()
+			return nil, s.dbError("read "+provider+" listings", err)
+		}
+		seen[region] = t
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.dbError("read "+provider+" listings", err)
+	}
+	for region, t := range seen {
+		l, ok := listed[region]
+		if !ok || (l.uniform && l.observed >= t) {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE offers SET last_seen = max(last_seen, ?) WHERE provider = ? AND region = ? AND price IS NOT NULL`,
+			t, provider, region); err == nil {
+			_, err = tx.ExecContext(ctx, `DELETE FROM seen WHERE provider = ? AND region = ?`, provider, region)
+		}
+		if err != nil {
+			return nil, s.dbError("write "+provider+" "+region+" listing", err)
+		}
+		for _, so := range stored {
+			if so.region == region && so.price.Valid {
+				so.lastSeen = max(so.lastSeen, t)
+			}
+		}
+	}
+	return listed, nil
 }
 
 // RecordFailure records a failed refresh of provider: only its run row (with the

@@ -27,3 +27,14 @@ UPDATE offers SET shape_id = (SELECT s.id FROM shapes s WHERE s.provider = offer
 -- and a LIMIT N walk reads N entries. Region is in it so a region filter is checked
 -- from the index.
 CREATE INDEX offers_current_shape ON offers (shape_id, price, region, zone) WHERE price IS NOT NULL;
+
+-- When a refresh observes every offer it lists in a region at one time (an API
+-- refresh stamps its fetch time), that time is stored once here instead of in each
+-- unchanged offer's row: an unchanged offer costs no row rewrite. A current offer's
+-- observed time is the newer of its last_seen and its region's row (offerColumns).
+CREATE TABLE seen (
+    provider  TEXT    NOT NULL,
+    region    TEXT    NOT NULL,
+    last_seen INTEGER NOT NULL,
+    PRIMARY KEY (provider, region)
+) WITHOUT ROWID;
