@@ -176,11 +176,17 @@ func and(conds []string) string {
 }
 
 // cheapestPerShapeSQL is the first read: for every shape passing the shape filters, its
-// cheapest current offer passing the offer filters (none: the shape is left out).
+// cheapest current offer passing the offer filters (none: the shape is left out). With
+// no offer filter, that is the copy the refresh keeps in the shapes row.
 func cheapestPerShapeSQL(q Query) (string, []any, error) {
 	sw, sa, ow, oa, err := shapeFilters(q)
 	if err != nil {
 		return "", nil, err
+	}
+	if len(ow) == 0 {
+		return "SELECT s.id, s.provider, s.c_region, s.c_zone, s.instance_type, s.purchase, s.gpu_model, s.gpu_count, s.gpu_mem_gib, " +
+			"s.vcpus, s.ram_gib, s.c_currency, s.c_source, s.c_price, max(s.c_last_seen, coalesce((SELECT seen.last_seen FROM seen " +
+			"WHERE seen.provider = s.provider AND seen.region = s.c_region), 0)) FROM shapes s WHERE s.c_price IS NOT NULL" + and(sw), sa, nil
 	}
 	where := ""
 	if len(sw) > 0 {

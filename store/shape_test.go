@@ -48,7 +48,15 @@ func TestShapeQueryPlans(t *testing.T) {
 		}
 		plan := explain(t, s, query, args)
 		joined := strings.Join(plan, "\n")
-		for _, want := range []string{"CORRELATED SCALAR SUBQUERY", "SEARCH offers USING COVERING INDEX offers_current_shape (shape_id=?", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"} {
+		wants := []string{"CORRELATED SCALAR SUBQUERY", "SEARCH offers USING COVERING INDEX offers_current_shape (shape_id=?", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"}
+		if len(q.Regions) == 0 && q.MaxPriceUSDHr == 0 {
+			// No offer filter: the shapes rows' copies of their cheapest offer, no offers read.
+			wants = []string{"SCAN s", "SEARCH seen USING PRIMARY KEY (provider=? AND region=?)"}
+			if strings.Contains(joined, "offers") {
+				t.Errorf("cheapest per shape %+v reads offers:\n%s", q, joined)
+			}
+		}
+		for _, want := range wants {
 			if !strings.Contains(joined, want) {
 				t.Errorf("cheapest per shape %+v: plan lacks %q:\n%s", q, want, joined)
 			}
@@ -103,6 +111,15 @@ func TestShapesFollowFacts(t *testing.T) {
 		}
 		if bad != 0 || n != wantShapes {
 			t.Errorf("%s: %d offers with a wrong shape, %d shapes (want 0, %d)", when, bad, n, wantShapes)
+		}
+		// Each shape's copy of its cheapest current offer is that offer.
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM shapes s WHERE s.c_price IS NOT (SELECT min(price) FROM offers
+			WHERE shape_id = s.id AND price IS NOT NULL) OR s.c_region IS NOT (SELECT region FROM offers WHERE shape_id = s.id
+			AND price IS NOT NULL ORDER BY price, region, zone LIMIT 1)`).Scan(&bad); err != nil {
+			t.Fatal(err)
+		}
+		if bad != 0 {
+			t.Errorf("%s: %d shapes whose cheapest-offer copy is wrong", when, bad)
 		}
 	}
 	write(0, a, b, c)

@@ -352,6 +352,9 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		res.Closed++
 	}
 
+	if err := refreshCheapest(ctx, tx, provider); err != nil {
+		return res, s.dbError("record "+provider+" cheapest offers", err)
+	}
 	for region, l := range listed {
 		if !l.uniform {
 			continue
@@ -398,6 +401,17 @@ func (s *Store) readStored(ctx context.Context, tx *sql.Tx, provider string) (ma
 		stored[k] = &so
 	}
 	return stored, s.dbError("read "+provider+" offers", rows.Err())
+}
+
+// refreshCheapest copies the cheapest current offer of each of provider's shapes into
+// its shapes row (0004_shape_cheapest.sql): one probe of offers_current_shape per shape.
+func refreshCheapest(ctx context.Context, tx *sql.Tx, provider string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE shapes SET (c_price, c_region, c_zone, c_currency, c_source, c_last_seen) = (
+		SELECT price, region, zone, currency, source, last_seen FROM offers WHERE id = (
+			SELECT id FROM offers INDEXED BY offers_current_shape WHERE shape_id = shapes.id AND price IS NOT NULL
+			ORDER BY price, region, zone LIMIT 1))
+		WHERE provider = ?`, provider)
+	return err
 }
 
 func intern(m map[string]string, s string) string {
