@@ -65,6 +65,12 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 		return nil, err
 	}
 	out := reps
+	var more *sql.Stmt // the further read, prepared once on first need
+	defer func() {
+		if more != nil {
+			more.Close()
+		}
+	}()
 	for i, n := range needs {
 		if n.Limit <= 1 {
 			continue
@@ -74,13 +80,22 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 			maxPrice = math.MaxFloat64
 		}
 		key := "shape|" + qk + "|" + fmtKey(cheap[i].shape, n.Limit, maxPrice)
-		more, err := cached(s, version, key, func() ([]shapeOffer, error) {
-			return s.shapeOffers(ctx, conn, q, cheap[i].shape, maxPrice, n.Limit)
+		next, err := cached(s, version, key, func() ([]shapeOffer, error) {
+			if more == nil {
+				query, _, err := shapeOffersSQL(q)
+				if err != nil {
+					return nil, err
+				}
+				if more, err = conn.PrepareContext(ctx, query); err != nil {
+					return nil, s.dbError("read shapes", err)
+				}
+			}
+			return s.shapeOffers(ctx, more, q, cheap[i].shape, maxPrice, n.Limit)
 		})
 		if err != nil {
 			return nil, err
 		}
-		for _, m := range more {
+		for _, m := range next {
 			if m.Offer.Key() != cheap[i].Offer.Key() {
 				out = append(out, m.Offer)
 			}
@@ -226,13 +241,21 @@ func (s *Store) cheapestPerShape(ctx context.Context, db queryer, q Query) ([]sh
 	return out, nil
 }
 
-func (s *Store) shapeOffers(ctx context.Context, db queryer, q Query, shape int64, maxPrice float64, limit int) ([]shapeOffer, error) {
-	query, args, err := shapeOffersSQL(q)
+// shapeOffers runs the further read (shapeOffersSQL(q), prepared) for one shape.
+func (s *Store) shapeOffers(ctx context.Context, stmt *sql.Stmt, q Query, shape int64, maxPrice float64, limit int) ([]shapeOffer, error) {
+	_, args, err := shapeOffersSQL(q)
 	if err != nil {
 		return nil, err
 	}
-	args = append([]any{shape, maxPrice}, args...)
-	return s.scanShapeOffers(ctx, db, query, append(args, limit))
+	args = append(append([]any{shape, maxPrice}, args...), limit)
+	return s.scanShapeOffers(ctx, stmtQueryer{stmt}, "", args)
+}
+
+// stmtQueryer runs a prepared statement where a queryer is expected (query unused).
+type stmtQueryer struct{ st *sql.Stmt }
+
+func (q stmtQueryer) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return q.st.QueryContext(ctx, args...)
 }
 
 func (s *Store) scanShapeOffers(ctx context.Context, db queryer, query string, args []any) ([]shapeOffer, error) {
