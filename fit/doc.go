@@ -51,8 +51,16 @@
 //
 // Inference: weights + KV cache (2 × layers × kv_heads × head_dim × tokens × batch;
 // grouped-query and multi-query attention store only their KV heads, DeepSeek's MLA its
-// compressed latent) + the prefill workspace of one layer, the last position's logits, and
-// the largest checkpoint tensor copied once more while the weights load.
+// compressed latent, kv_lora_rank + qk_rope_head_dim per layer; sliding-window and chunked
+// layers (Gemma 3, gpt-oss, Llama 4) at most their window, window.go) + the prefill
+// workspace of one layer, the last position's logits, and the largest checkpoint tensor
+// copied once more while the weights load.
+//
+// Mixtures of experts (moe.go, mla.go): every expert is resident, so weights scale with
+// Params; each token passes through its top-k experts (plus shared experts), so
+// ActiveParams drives compute time, and the MLP activations and router logits are those of
+// k experts. Multimodal checkpoints (multimodal.go) add their vision tower to Params, not
+// to ActiveParams.
 //
 // Sharding: ZeRO-1 divides optimizer states by the GPU count, ZeRO-2 also gradients,
 // ZeRO-3/FSDP also parameters (Rajbhandari et al. 2020), plus the gathered working set (two

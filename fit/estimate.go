@@ -777,7 +777,8 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	tokens := B * S
 	// KV cache: keys and values for every layer and token. Grouped-query and multi-query
 	// attention store only the KV heads; MLA stores its compressed latent.
-	kv := tokens * float64(m.kvPerToken+m.kvPerTokenCross) * r.b
+	// Windowed layers keep at most their window (window.go).
+	kv := m.kvElems(B, S) * r.b
 	if m.Kind == KindEncoder {
 		kv = 0
 	}

@@ -70,8 +70,8 @@ func (c *hfConfig) int(names ...string) (int64, error) {
 		}
 		return 0, pricing.Errorf(pricing.Invalid, "%s: missing field %q%s", c.src, names[0], alt)
 	}
-	if f <= 0 || f != math.Trunc(f) || f > 1e12 {
-		return 0, pricing.Errorf(pricing.Invalid, "%s: field %q: want a positive integer, got %v", c.src, n, f)
+	if f <= 0 || f != math.Trunc(f) || f > dimCap(n) {
+		return 0, pricing.Errorf(pricing.Invalid, "%s: field %q: want a positive integer up to %.0f, got %v", c.src, n, dimCap(n), f)
 	}
 	return int64(f), nil
 }
@@ -82,8 +82,8 @@ func (c *hfConfig) optInt(def int64, names ...string) (int64, error) {
 	if err != nil || !ok {
 		return def, err
 	}
-	if f < 0 || f != math.Trunc(f) || f > 1e12 {
-		return 0, pricing.Errorf(pricing.Invalid, "%s: field %q: want a non-negative integer, got %v", c.src, n, f)
+	if f < 0 || f != math.Trunc(f) || f > dimCap(n) {
+		return 0, pricing.Errorf(pricing.Invalid, "%s: field %q: want a non-negative integer up to %.0f, got %v", c.src, n, dimCap(n), f)
 	}
 	return int64(f), nil
 }
@@ -211,4 +211,16 @@ func (r *cfgReader) optBool(def bool, names ...string) bool {
 func (r *cfgReader) optString(def string, names ...string) string {
 	v, err := r.c.optString(def, names...)
 	return keep(r, v, err)
+}
+
+// dimCap is the largest value an integer config field may hold: maxDim for dimensions
+// that multiply into parameter counts (overflow.go), 2^40 for context lengths and
+// windows, which only bound sequence lengths.
+func dimCap(name string) float64 {
+	if strings.Contains(name, "position") || strings.Contains(name, "window") || strings.Contains(name, "chunk") {
+		if name != "n_positions" { // GPT-2's learned position table is a parameter
+			return 1 << 40
+		}
+	}
+	return maxDim
 }
