@@ -21,6 +21,8 @@
 // in 8 bits with one fp32 constant per 256 blocks (Dettmers et al. 2023, "QLoRA", §3);
 // LLM.int8 keeps one int8 per weight and an fp32 scale per output row; GPTQ/AWQ-style int4
 // adds an fp16 scale and a 4-bit zero per 128 weights.
+// Pre-quantized checkpoints (quantcfg.go) are sized from their quantization_config as
+// stored: GPTQ, AWQ, bitsandbytes, fp8 with block scales, MXFP4 experts.
 //
 // Training states: AdamW keeps m and v (8 bytes/param in fp32), 8-bit AdamW 2 bytes
 // (Dettmers et al. 2021), Adafactor a factored second moment (a row and a column per

@@ -179,6 +179,9 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	if r.mixed && (!training || j.Task == TaskLoRA) {
 		r.store = 4
 	}
+	if err := m.applyCheckpointQuant(r); err != nil { // quantcfg.go
+		return nil, err
+	}
 	if r.Quant == "" {
 		r.Quant = "none"
 		if r.Task == TaskQLoRA {
@@ -213,6 +216,9 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		}
 	case "int4":
 		r.quantB = bytesInt4
+	}
+	if m.ckpt != nil {
+		r.quantB = m.ckpt.bytesPerQuantized(m)
 	}
 	if r.Optimizer == "" {
 		r.Optimizer = "adamw"
@@ -434,7 +440,7 @@ func standardNotes(m *Model, r *resolved) []string {
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	add("device_total = peak allocated + %.1f GiB CUDA context + allocator cache (%.0f%% of long-lived tensors, %.0f%% of activations/temporaries)",
 		CUDAContextGiB, allocStaticFrac*100, allocDynamicFrac*100)
-	if r.quantB > 0 {
+	if r.quantB > 0 && m.ckpt == nil {
 		add("%s weights for linear layers (%.4f bytes/param incl. quantization constants); embeddings, lm_head, norms and biases stay %s", r.Quant, r.quantB, dtypeName(r.store))
 	}
 	if r.IsTraining() {
@@ -492,6 +498,9 @@ func dtypeName(b float64) string {
 
 // weightBytes returns the bytes of all weights as stored for the job (before sharding).
 func (m *Model) weightBytes(r *resolved) float64 {
+	if m.ckpt != nil {
+		return m.ckpt.weightBytes(m, r.store)
+	}
 	nonLinear := float64(m.embedParams + m.headParams + m.otherParams)
 	if r.quantB == 0 {
 		return (nonLinear + float64(m.linearParams)) * r.store
