@@ -71,10 +71,12 @@ type Result struct {
 	// allocated plus CUDA context plus allocator cache. Compare it with an offer's VRAM.
 	DeviceTotalGiB float64 `json:"device_total_gib"`
 	// CPURAMGiB is host memory the job needs: offloaded states and checkpoint loading.
-	CPURAMGiB            float64  `json:"cpu_ram_gib"`
-	CUDAContextGiB       float64  `json:"cuda_context_gib"`
-	AllocatorOverheadGiB float64  `json:"allocator_overhead_gib"`
-	Assumptions          []string `json:"assumptions"`
+	CPURAMGiB            float64 `json:"cpu_ram_gib"`
+	CUDAContextGiB       float64 `json:"cuda_context_gib"`
+	AllocatorOverheadGiB float64 `json:"allocator_overhead_gib"`
+	// Layout says how a multi-node job (--nodes > 1) is split; empty for one instance.
+	Layout      string   `json:"layout,omitempty"`
+	Assumptions []string `json:"assumptions"`
 }
 
 // ModelInfo identifies the model in a Result.
@@ -104,6 +106,9 @@ type JobInfo struct {
 	Offload     string   `json:"offload"`
 	Resolution  string   `json:"resolution"`
 	Images      int      `json:"images"`
+	// KVCacheDtype is auto (the compute dtype) or fp8; Nodes the instances the job spans.
+	KVCacheDtype string `json:"kv_cache_dtype"`
+	Nodes        int    `json:"nodes"`
 }
 
 // Breakdown splits the peak per GPU. Workspace holds logits and loss, prefill and decode
@@ -129,6 +134,7 @@ type resolved struct {
 	trainable int64
 	// loraDropout: bytes per token, whole model, that LoRA dropout keeps (see layerBytes).
 	loraDropout float64
+	kvB         float64 // bytes per KV-cache element (fp8.go)
 }
 
 func (r *resolved) quantB0() bool { return r.Quant != "none" && r.Quant != "" }
@@ -182,6 +188,9 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	if err := m.applyCheckpointQuant(r); err != nil { // quantcfg.go
 		return nil, err
 	}
+	if err := r.resolveFP8(); err != nil { // fp8.go
+		return nil, err
+	}
 	if r.Quant == "" {
 		r.Quant = "none"
 		if r.Task == TaskQLoRA {
@@ -216,6 +225,8 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		}
 	case "int4":
 		r.quantB = bytesInt4
+	case "fp8":
+		r.quantB = bytesFP8
 	}
 	if m.ckpt != nil {
 		r.quantB = m.ckpt.bytesPerQuantized(m)
@@ -234,6 +245,9 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	}
 	if r.Attention == "flash" && r.Precision == "fp32" {
 		return nil, invalid("--attention flash --precision fp32: FlashAttention kernels run in fp16/bf16 only; use sdpa or a 16-bit precision")
+	}
+	if err := r.resolveNodes(m); err != nil { // nodes.go
+		return nil, err
 	}
 	if r.Shard == "" {
 		r.Shard = "none"
@@ -417,6 +431,7 @@ func Estimate(m *Model, job Job) (*Result, error) {
 			Batch: r.Batch, SeqLen: r.SeqLen, GradCkpt: r.GradCkpt, Attention: r.Attention, LoRAR: r.LoRARank,
 			LoRATargets: append([]string{}, r.targets...), GPUs: r.GPUs, Shard: r.Shard, Offload: r.Offload,
 			Resolution: resolutionString(r.Width, r.Height), Images: r.Images,
+			KVCacheDtype: r.KVCacheDtype, Nodes: max(r.Nodes, 1),
 		},
 		TrainableParams: r.trainable,
 		Breakdown: Breakdown{
@@ -428,6 +443,7 @@ func Estimate(m *Model, job Job) (*Result, error) {
 		AllocatorOverheadGiB: round3(alloc / gib),
 		DeviceTotalGiB:       round3(peak/gib + CUDAContextGiB + alloc/gib),
 		CPURAMGiB:            round3(cpu / gib),
+		Layout:               r.layout(),
 	}
 	res.Assumptions = append(append(append([]string{}, m.Notes...), r.notes...), standardNotes(m, r)...)
 	return res, nil
@@ -479,7 +495,7 @@ func standardNotes(m *Model, r *resolved) []string {
 		}
 	} else if m.Kind != KindDiffusion {
 		if m.kvPerToken > 0 {
-			add("KV cache for batch %d x %d tokens (prompt + generated) in %s", r.Batch, r.SeqLen, dtypeName(r.b))
+			add("KV cache for batch %d x %d tokens (prompt + generated) in %s", r.Batch, r.SeqLen, kvDtypeName(r))
 		}
 		add("peak includes the largest checkpoint tensor copied while the weights load")
 	}
@@ -487,6 +503,13 @@ func standardNotes(m *Model, r *resolved) []string {
 		add("%s uses attention logit soft-capping, which fused SDPA/flash kernels do not apply: the attention scores are materialised as in eager mode", m.Architecture)
 	}
 	return out
+}
+
+func kvDtypeName(r *resolved) string {
+	if r.kvB == 1 {
+		return "fp8"
+	}
+	return dtypeName(r.b)
 }
 
 func dtypeName(b float64) string {
@@ -539,6 +562,8 @@ func (r *resolved) layerBytes(m *Model, s *stack, tokens, seq, kvSeq float64) fl
 		case e.mask:
 			perTok += float64(e.elems) // 1-byte dropout masks
 		case e.mods != nil && !r.needsInput(e.mods):
+		case e.mods != nil && r.fp8Training():
+			perTok += float64(e.elems) // fp8 training saves linear inputs as their fp8 casts
 		case e.fp32:
 			perTok += float64(e.elems) * 4
 		default:
@@ -586,7 +611,8 @@ func (r *resolved) scoreBytes(s *stack, q, k float64) float64 {
 
 func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 	var bd Breakdown
-	g := float64(r.GPUs)
+	g := float64(r.world()) // sharding divides over every GPU of every node (nodes.go)
+	gn := float64(r.GPUs)   // host memory is per node
 	P := float64(m.params)
 	T := float64(r.trainable)
 	full := r.Task == TaskFullFT
@@ -695,11 +721,11 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 	var cpu float64
 	switch r.Offload {
 	case "optimizer":
-		cpu += opt*g + T*4 // states and fp32 gradients for the CPU Adam (ZeRO-Offload)
+		cpu += opt*gn + T*4 // states and fp32 gradients for the CPU Adam (ZeRO-Offload)
 		opt, stepTemp = 0, 0
 		grads = 0
 	case "optimizer+params":
-		cpu += opt*g + T*4 + weights*g + adapters*g
+		cpu += opt*gn + T*4 + weights*gn + adapters*gn
 		opt, stepTemp, grads = 0, 0, 0
 		weights, adapters = 0, 0
 		capB := 2 * layerBytes
@@ -708,9 +734,9 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 		}
 		gathered = math.Min(m.weightBytes(r), capB)
 	}
-	cpu += math.Min(m.weightBytes(r), checkpointShardBytes) * g
+	cpu += math.Min(m.weightBytes(r), checkpointShardBytes) * gn
 
-	bd.Weights = weights + adapters + gathered
+	bd.Weights = weights + adapters + gathered + r.fp8WeightCache(m)
 	bd.Gradients = grads
 	bd.Optimizer = opt
 
@@ -787,7 +813,7 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	// KV cache: keys and values for every layer and token. Grouped-query and multi-query
 	// attention store only the KV heads; MLA stores its compressed latent.
 	// Windowed layers keep at most their window (window.go).
-	kv := m.kvElems(B, S) * r.b
+	kv := m.kvElems(B, S) * r.kvB
 	if m.Kind == KindEncoder {
 		kv = 0
 	}
@@ -835,6 +861,9 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	load := float64(m.largestTensor) * r.store
 	if tp {
 		load /= g
+	}
+	if pp := float64(r.Nodes); pp > 1 { // pipeline stages across nodes hold 1/pp of the layers (nodes.go)
+		weights, kv = weights/pp, kv/pp
 	}
 	bd.Weights = weights
 	bd.KVCache = kv

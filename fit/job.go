@@ -20,15 +20,17 @@ const (
 
 // Allowed values of the enumerated job flags, in the CONTRACT's order.
 var (
-	Tasks       = []string{TaskInference, TaskFullFT, TaskLoRA, TaskQLoRA, TaskImageGen}
-	Precisions  = []string{"fp32", "fp16", "bf16", "fp16-mixed", "bf16-mixed"}
-	Quants      = []string{"none", "int8", "nf4", "fp4", "int4"}
-	Optimizers  = []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum"}
-	Attentions  = []string{"eager", "sdpa", "flash"}
-	Shards      = []string{"none", "zero1", "zero2", "zero3", "fsdp", "tp"}
-	Offloads    = []string{"none", "optimizer", "optimizer+params"}
-	JobFlagKeys = []string{"task", "precision", "quant", "double-quant", "optimizer", "batch", "seq-len", "grad-ckpt",
-		"attention", "lora-r", "lora-targets", "gpus", "shard", "offload", "resolution", "images"}
+	Tasks      = []string{TaskInference, TaskFullFT, TaskLoRA, TaskQLoRA, TaskImageGen}
+	Precisions = []string{"fp32", "fp16", "bf16", "fp16-mixed", "bf16-mixed", "fp8-mixed"}
+	Quants     = []string{"none", "int8", "nf4", "fp4", "int4", "fp8"}
+	// KVCacheDtypes are vLLM's --kv-cache-dtype names: auto = the compute dtype.
+	KVCacheDtypes = []string{"auto", "fp8"}
+	Optimizers    = []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum"}
+	Attentions    = []string{"eager", "sdpa", "flash"}
+	Shards        = []string{"none", "zero1", "zero2", "zero3", "fsdp", "tp"}
+	Offloads      = []string{"none", "optimizer", "optimizer+params"}
+	JobFlagKeys   = []string{"task", "precision", "quant", "double-quant", "optimizer", "batch", "seq-len", "grad-ckpt",
+		"attention", "lora-r", "lora-targets", "gpus", "shard", "offload", "resolution", "images", "kv-cache-dtype", "nodes"}
 )
 
 // Job is one training or inference job, as the CONTRACT's job flags describe it. It is a
@@ -54,6 +56,12 @@ type Job struct {
 	Width       int    // image-gen resolution; 0 = the pipeline's default
 	Height      int
 	Images      int // images per batch; 0 = 1
+	// KVCacheDtype is KVCacheDtypes; "" = auto (the compute dtype).
+	KVCacheDtype string
+	// Nodes is how many identical instances the job spans (nodes.go); 0 or 1 = one.
+	// GPUs is then per node. NodesAuto asks the recommender for the fewest that fit.
+	Nodes     int
+	NodesAuto bool
 }
 
 // IsTraining reports whether the job computes gradients.
@@ -143,6 +151,10 @@ func ParseJob(values map[string]string) (Job, error) {
 			j.GPUs, err = intFlag(k, v, 1)
 		case "images":
 			j.Images, err = intFlag(k, v, 1)
+		case "kv-cache-dtype":
+			j.KVCacheDtype, err = enumFlag(k, v, KVCacheDtypes)
+		case "nodes":
+			j.Nodes, j.NodesAuto, err = nodesFlag(v)
 		case "lora-targets":
 			j.LoRATargets, err = targetsFlag(v)
 		case "resolution":

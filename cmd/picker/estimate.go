@@ -20,8 +20,8 @@ func registerJobFlags(fs *pflag.FlagSet) {
 	fs.String("model", "", "catalog name (llama-2-7b), Hugging Face id (meta-llama/Llama-2-7b-hf) or path to a config.json")
 	fs.String("params", "", "raw parameter count (7b, 6.74e9) when no architecture is known")
 	fs.String("task", "inference", "inference, full-ft, lora, qlora or image-gen")
-	fs.String("precision", "", "fp32, fp16, bf16, fp16-mixed or bf16-mixed (default bf16 for inference, bf16-mixed for training)")
-	fs.String("quant", "none", "weight quantization: none, int8, nf4, fp4 or int4 (qlora implies nf4)")
+	fs.String("precision", "", "fp32, fp16, bf16, fp16-mixed, bf16-mixed or fp8-mixed (default bf16 for inference, bf16-mixed for training)")
+	fs.String("quant", "none", "weight quantization: none, int8, nf4, fp4, int4 or fp8 (qlora implies nf4; a pre-quantized checkpoint implies its own)")
 	fs.Bool("double-quant", false, "bitsandbytes double quantization of the 4-bit constants")
 	fs.String("optimizer", "adamw", "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd or sgd-momentum")
 	fs.String("batch", "1", "micro-batch per GPU")
@@ -35,6 +35,8 @@ func registerJobFlags(fs *pflag.FlagSet) {
 	fs.String("offload", "none", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload)")
 	fs.String("resolution", "", "image generation: WxH (default: the model's)")
 	fs.String("images", "", "image generation: images per batch (default 1)")
+	fs.String("kv-cache-dtype", "auto", "inference KV cache: auto (the compute dtype) or fp8 (needs an fp8 GPU: Ada, Hopper, Blackwell)")
+	fs.String("nodes", "", "instances the job spans: a number, or auto (recommend: the fewest that fit); needs a cluster interconnect")
 }
 
 // jobValues returns the job flags the user set, keyed by flag name, for fit.ParseJob.
@@ -126,6 +128,9 @@ func (a *app) writeEstimate(w io.Writer, r *fit.Result) error {
 	if err := t.write(w, a.tty); err != nil {
 		return err
 	}
+	if r.Layout != "" {
+		fmt.Fprintln(w, "\nlayout: "+r.Layout)
+	}
 	if len(r.Assumptions) > 0 {
 		fmt.Fprintln(w, "\nassumptions:")
 		for _, s := range r.Assumptions {
@@ -156,6 +161,12 @@ func jobSummary(j fit.JobInfo) string {
 	}
 	if j.Offload != "" && j.Offload != "none" {
 		parts = append(parts, "offload "+j.Offload)
+	}
+	if j.KVCacheDtype == "fp8" {
+		parts = append(parts, "fp8 KV cache")
+	}
+	if j.Nodes > 1 {
+		parts = append(parts, fmt.Sprintf("%d nodes", j.Nodes))
 	}
 	return strings.Join(parts, ", ")
 }

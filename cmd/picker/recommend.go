@@ -156,6 +156,10 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 	if len(r.Offers) > 0 {
 		withCost := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.EstCostUSD != nil })
 		headers := []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "NEED/GPU", "SPARE", "PURCHASE", "$/HR"}
+		multi := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.Nodes > 1 })
+		if multi {
+			headers = append(headers, "NODES", "CLUSTER $/HR")
+		}
 		if withCost {
 			headers = append(headers, "HOURS", "JOB $")
 		}
@@ -168,6 +172,9 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 				region += " (" + o.Zone + ")"
 			}
 			cells := []string{o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.MemPerDeviceGiB(), 1), num(f.NeedPerGPUGiB, 1), num(f.SparePerGPUGiB, 1), string(o.Purchase), usd(o.PriceUSDHr)}
+			if multi {
+				cells = append(cells, num(float64(max(f.Nodes, 1)), 0), usd(o.PriceUSDHr*float64(max(f.Nodes, 1))))
+			}
 			if withCost {
 				cells = append(cells, optFmt(f.EstHours, 1), optFmt(f.EstCostUSD, 2))
 			}
@@ -175,6 +182,11 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 		}
 		if err := t.write(w, a.tty); err != nil {
 			return err
+		}
+		writeClusters(w, r.Offers)
+		if c := r.CheapestCluster; c != nil {
+			fmt.Fprint(w, "cheapest multi-node plan: ")
+			writeClusters(w, []fit.Fit{*c})
 		}
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
@@ -201,6 +213,17 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 		fmt.Fprintln(a.stderr, "warning:", warn)
 	}
 	return nil
+}
+
+// writeClusters spells out the multi-node plans (--nodes) among the offers: the $/HR
+// column is per instance; a cluster costs nodes × that.
+func writeClusters(w io.Writer, offers []fit.Fit) {
+	for _, f := range offers {
+		if f.Nodes > 1 {
+			fmt.Fprintf(w, "%d × %s %s %s = %d GPUs at %s/h (%s): %s\n", f.Nodes, f.Provider, f.Region, f.InstanceType,
+				f.GPUsUsed*f.Nodes, usd(f.ClusterPriceUSDHr), f.Interconnect, f.Layout)
+		}
+	}
 }
 
 func optFmt(v *float64, prec int) string {
