@@ -70,6 +70,15 @@
 // buckets. Tensor-parallel inference divides weights, KV heads and workspace. Offload
 // moves optimizer states (and parameters) to host memory, reported as cpu_ram_gib.
 //
+// fp8 (fp8.go): --quant fp8 stores block linear weights in one byte, --kv-cache-dtype fp8
+// keeps one byte per KV element, --precision fp8-mixed adds TransformerEngine's cached fp8
+// weight and transpose (2 B per linear weight) to bf16-mixed and keeps linear inputs in fp8;
+// all three need fp8 tensor cores (pricing.GPU.FP8).
+//
+// Several instances (nodes.go): --nodes N spans N identical instances of one offer with a
+// cluster interconnect (interconnect.csv): ZeRO-3 over all GPUs for training, tensor
+// parallel within a node × pipeline parallel across nodes for inference.
+//
 // Image generation: every pipeline component's weights (catalog data: UNet/transformer,
 // text encoders, VAE, SD 1.5's safety checker) + the larger of the denoiser's temporaries
 // at the resolution and batch (doubled by classifier-free guidance; eager attention

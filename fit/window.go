@@ -1,6 +1,9 @@
 package fit
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Sliding-window and chunked attention. A windowed layer attends only to the last W
 // tokens (Gemma 3's local layers: W = 1024; gpt-oss's banded layers: W = 128) or to the
@@ -48,6 +51,9 @@ func (m *Model) setWindows(c *hfConfig, L, kvPerLayer int64) error {
 		windowed = L - L/P
 	}
 	m.setWindowed(W, windowed, kvPerLayer)
+	if windowed > 0 {
+		m.Notes = append(m.Notes, fmt.Sprintf("%d of %d layers attend within a %d-token sliding window: their KV cache is capped at the window (vLLM's hybrid KV-cache manager, HF's HybridCache)", windowed, L, W))
+	}
 	return nil
 }
 

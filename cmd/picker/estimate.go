@@ -60,6 +60,12 @@ func (a *app) resolveModel(ctx context.Context, fs *pflag.FlagSet) (*fit.Model, 
 	if err != nil {
 		return nil, err
 	}
+	if ref != "" && params != "" {
+		// Both given: the count must describe the same model as the config's shapes.
+		if err := m.CheckStatedParams(params); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 

@@ -85,3 +85,15 @@ func TestNodesAndQuantBadInput(t *testing.T) {
 		t.Errorf("estimate deepseek-v3: %d %s", r.code, r.stdout)
 	}
 }
+
+// TestParamsDisagreeWithModel: --params with --model must describe the same model.
+func TestParamsDisagreeWithModel(t *testing.T) {
+	db := tempDB(t)
+	r := runCLI(t, db, false, "estimate", "--model", "llama-2-7b", "--params", "70b")
+	if r.code != 2 || !strings.Contains(r.stderr, "--params 70b") || !strings.Contains(r.stderr, "6738415616") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, db, false, "estimate", "--model", "llama-2-7b", "--params", "7b"); r.code != 0 {
+		t.Errorf("--params 7b with llama-2-7b: exit %d: %s", r.code, r.stderr)
+	}
+}
