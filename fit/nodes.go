@@ -114,6 +114,9 @@ func (r *resolved) world() int { return r.GPUs * max(r.Nodes, 1) }
 
 // resolveNodes checks a multi-node job and fills the sharding it implies.
 func (r *resolved) resolveNodes(m *Model) error {
+	if r.NodesAuto {
+		return invalid("--nodes auto asks recommend for the fewest instances that fit; an estimate needs a number (--nodes 2)")
+	}
 	if r.Nodes <= 1 {
 		r.Nodes = 1
 		return nil

@@ -62,7 +62,7 @@ func TestMultiNodeEstimate(t *testing.T) {
 	if want := round3(12 * float64(m70.Params()) / 32 / gib); tr.Breakdown.Optimizer != want || tr.Job.Shard != "zero3" {
 		t.Errorf("70B full-ft on 4x8 GPUs: optimizer %v GiB (shard %s), want %v (12 B x params / 32)", tr.Breakdown.Optimizer, tr.Job.Shard, want)
 	}
-	for _, j := range []Job{{Nodes: 2, Shard: "none"}, {Task: TaskFullFT, Nodes: 2, Shard: "tp"}, {Task: TaskFullFT, Nodes: 2, Shard: "zero3", Offload: "optimizer"}} {
+	for _, j := range []Job{{NodesAuto: true}, {Nodes: 2, Shard: "none"}, {Task: TaskFullFT, Nodes: 2, Shard: "tp"}, {Task: TaskFullFT, Nodes: 2, Shard: "zero3", Offload: "optimizer"}} {
 		if _, err := Estimate(m70, j); pricing.ErrorCode(err) != pricing.Invalid {
 			t.Errorf("%+v: %v, want an input error", j, err)
 		}

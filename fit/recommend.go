@@ -358,6 +358,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	}
 	// Validate the job once up front, so a bad job is an error, not "nothing fits".
 	base := in.Job
+	base.NodesAuto = false // validated on one instance; nodes.go tries the counts
 	if !in.PinGPUs {
 		base.GPUs = 1
 	}
@@ -555,6 +556,7 @@ func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
 		}
 		// The step must be a valid job on its own.
 		probe := j
+		probe.NodesAuto = false
 		if !sub.PinGPUs {
 			probe.GPUs = 1
 		}
