@@ -39,16 +39,16 @@ func (j Job) UsesFP8() bool {
 func (r *resolved) fp8Training() bool { return r.Precision == "fp8-mixed" }
 
 // resolveFP8 checks the fp8 knobs against the task and fills the KV cache's bytes per
-// element.
-func (r *resolved) resolveFP8() error {
+// element (a resolve step: runs after the precision and quantization are resolved).
+func resolveFP8(_ *Model, r *resolved) error {
 	training := r.IsTraining()
 	switch {
 	case r.Precision == "fp8-mixed" && !training:
-		return invalid("--precision fp8-mixed is fp8 training (TransformerEngine / torchao float8); for fp8 inference use --quant fp8 and/or --kv-cache-dtype fp8")
+		return invalid("precision", "--precision fp8-mixed is fp8 training (TransformerEngine / torchao float8); for fp8 inference use --quant fp8 and/or --kv-cache-dtype fp8")
 	case r.Quant == "fp8" && training:
-		return invalid("--quant fp8 with --task %s: fp8 weight quantization is modelled for inference; for fp8 training use --precision fp8-mixed", r.Task)
+		return invalid("quant", "--quant fp8 with --task %s: fp8 weight quantization is modelled for inference; for fp8 training use --precision fp8-mixed", r.Task)
 	case r.KVCacheDtype == "fp8" && training:
-		return invalid("--kv-cache-dtype fp8 applies to inference, not --task %s", r.Task)
+		return invalid("kv-cache-dtype", "--kv-cache-dtype fp8 applies to inference, not --task %s", r.Task)
 	}
 	if r.KVCacheDtype == "" {
 		r.KVCacheDtype = "auto"

@@ -101,10 +101,10 @@ func nodesFlag(v string) (int, bool, error) {
 	}
 	n, err := intFlag("nodes", v, 1)
 	if err != nil {
-		return 0, false, pricing.Errorf(pricing.Invalid, "--nodes %q: want auto or a whole number from 1 to %d", v, maxNodes)
+		return 0, false, pricing.ParamErrorf(pricing.Invalid, "nodes", "--nodes %q: want auto or a whole number from 1 to %d", v, maxNodes)
 	}
 	if n > maxNodes {
-		return 0, false, pricing.Errorf(pricing.Invalid, "--nodes %d: at most %d", n, maxNodes)
+		return 0, false, pricing.ParamErrorf(pricing.Invalid, "nodes", "--nodes %d: at most %d", n, maxNodes)
 	}
 	return n, false, nil
 }
@@ -112,10 +112,11 @@ func nodesFlag(v string) (int, bool, error) {
 // world is the number of GPUs the job spans: GPUs per node × nodes.
 func (r *resolved) world() int { return r.GPUs * max(r.Nodes, 1) }
 
-// resolveNodes checks a multi-node job and fills the sharding it implies.
-func (r *resolved) resolveNodes(m *Model) error {
+// resolveNodes checks a multi-node job and fills the sharding it implies (a resolve
+// step: runs after the GPU count is defaulted and before the sharding is).
+func resolveNodes(m *Model, r *resolved) error {
 	if r.NodesAuto {
-		return invalid("--nodes auto asks recommend for the fewest instances that fit; an estimate needs a number (--nodes 2)")
+		return invalid("nodes", "--nodes auto asks recommend for the fewest instances that fit; an estimate needs a number (--nodes 2)")
 	}
 	if r.Nodes <= 1 {
 		r.Nodes = 1
@@ -123,19 +124,19 @@ func (r *resolved) resolveNodes(m *Model) error {
 	}
 	switch {
 	case m.Kind == KindDiffusion:
-		return invalid("--nodes %d: image pipelines run on one GPU each; multi-node is modelled for language models", r.Nodes)
-	case r.IsTraining() && (r.Shard == "" || r.Shard == "none"):
+		return invalid("nodes", "--nodes %d: image pipelines run on one GPU each; multi-node is modelled for language models", r.Nodes)
+	case r.IsTraining() && !r.Shard.Sharded():
 		r.Shard = "zero3"
-		r.notes = append(r.notes, fmt.Sprintf("--nodes %d: training shards parameters, gradients and optimizer states with ZeRO-3 across all nodes", r.Nodes))
+		r.note("--nodes %d: training shards parameters, gradients and optimizer states with ZeRO-3 across all nodes", r.Nodes)
 	case r.IsTraining() && r.Shard == "tp":
-		return invalid("--nodes %d --shard tp: tensor parallelism is modelled for inference; multi-node training uses zero3 or fsdp", r.Nodes)
+		return invalid("shard", "--nodes %d --shard tp: tensor parallelism is modelled for inference; multi-node training uses zero3 or fsdp", r.Nodes)
 	case !r.IsTraining() && r.Shard == "none":
-		return invalid("--nodes %d --shard none: separate replicas need no cluster; use one node per replica, or --shard tp for one model across nodes", r.Nodes)
+		return invalid("shard", "--nodes %d --shard none: separate replicas need no cluster; use one node per replica, or --shard tp for one model across nodes", r.Nodes)
 	case !r.IsTraining():
 		r.Shard = "tp"
 	}
-	if r.Offload != "" && r.Offload != "none" {
-		return invalid("--nodes %d with --offload %s: offload is modelled on one instance; drop one of them", r.Nodes, r.Offload)
+	if r.Offload.Enabled() {
+		return invalid("offload", "--nodes %d with --offload %s: offload is modelled on one instance; drop one of them", r.Nodes, r.Offload)
 	}
 	return nil
 }
@@ -146,8 +147,8 @@ func (r *resolved) layout() string {
 		return ""
 	}
 	if r.IsTraining() {
-		name := map[string]string{"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP"}[r.Shard]
-		what := map[string]string{"zero1": "optimizer states", "zero2": "gradients and optimizer states"}[r.Shard]
+		name := map[Shard]string{"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP"}[r.Shard]
+		what := map[Shard]string{"zero1": "optimizer states", "zero2": "gradients and optimizer states"}[r.Shard]
 		if what == "" {
 			what = "parameters, gradients and optimizer states"
 		}
@@ -234,7 +235,7 @@ func checkNodeOffers(in *RecommendInput) error {
 			types = append(types, t)
 		}
 	}
-	return invalid("--nodes %d: no offered instance type has a cluster interconnect (offered: %s…); multi-node jobs need EFA, InfiniBand, GPUDirect-TCPX or RDMA cluster networking (fit/interconnect.csv lists the types)",
+	return invalid("nodes", "--nodes %d: no offered instance type has a cluster interconnect (offered: %s…); multi-node jobs need EFA, InfiniBand, GPUDirect-TCPX or RDMA cluster networking (fit/interconnect.csv lists the types)",
 		in.Job.Nodes, strings.Join(types, ", "))
 }
 

@@ -3,6 +3,7 @@ package fit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pickergpu/picker/pricing"
@@ -282,22 +283,23 @@ func (q *ckptQuant) compatible(quant string) bool {
 	return quant == "" || quant == q.label
 }
 
-// applyCheckpointQuant resolves --quant against a pre-quantized checkpoint: absent, it
-// takes the checkpoint's; equal, fine; anything else is an input error naming both.
-func (m *Model) applyCheckpointQuant(r *resolved) error {
+// resolveCheckpointQuant resolves --quant against a pre-quantized checkpoint (a resolve
+// step, before resolveQuant): absent, it takes the checkpoint's; equal, fine; anything
+// else is an input error naming both.
+func resolveCheckpointQuant(m *Model, r *resolved) error {
 	q := m.ckpt
 	if q == nil {
 		return nil
 	}
-	if !q.compatible(r.Quant) {
+	if !q.compatible(string(r.Quant)) {
 		hint := "omit --quant"
-		if contains(Quants, q.label) {
+		if slices.Contains(Quants, Quant(q.label)) {
 			hint += " or pass --quant " + q.label
 		}
-		return invalid("--quant %s conflicts with %s's quantization_config (%s): the checkpoint's weights are stored quantized that way; %s", r.Quant, m.Name, q.desc, hint)
+		return invalid("quant", "--quant %s conflicts with %s's quantization_config (%s): the checkpoint's weights are stored quantized that way; %s", r.Quant, m.Name, q.desc, hint)
 	}
-	r.Quant = q.label
-	r.notes = append(r.notes, fmt.Sprintf("pre-quantized checkpoint (%s): weights sized as stored, %.4f bytes per quantized weight incl. scales/zeros; embeddings, lm_head, norms, biases, routers and modules_to_not_convert stay 16-bit", q.desc, q.bytesPerQuantized(m)))
+	r.Quant = Quant(q.label)
+	r.note("pre-quantized checkpoint (%s): weights sized as stored, %.4f bytes per quantized weight incl. scales/zeros; embeddings, lm_head, norms, biases, routers and modules_to_not_convert stay 16-bit", q.desc, q.bytesPerQuantized(m))
 	return nil
 }
 
@@ -317,7 +319,7 @@ func (m *Model) CheckStatedParams(stated string) error {
 	}
 	r := float64(n) / float64(m.params)
 	if r > statedParamsTolerance || r < 1/statedParamsTolerance {
-		return invalid("--params %s (%d) disagrees with %s, whose shapes give %d parameters (%.2fx): pass one of --model or --params, or fix the config.json", stated, n, m.Name, m.params, r)
+		return invalid("params", "--params %s (%d) disagrees with %s, whose shapes give %d parameters (%.2fx): pass one of --model or --params, or fix the config.json", stated, n, m.Name, m.params, r)
 	}
 	return nil
 }

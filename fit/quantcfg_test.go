@@ -74,7 +74,7 @@ func TestGPTQLlama2Weights(t *testing.T) {
 		t.Errorf("--quant int4 on a GPTQ 4-bit checkpoint: %v", err)
 	}
 	for _, q := range []string{"none", "int8", "nf4"} {
-		_, err := Estimate(m, Job{Quant: q})
+		_, err := Estimate(m, Job{Quant: Quant(q)})
 		if pricing.ErrorCode(err) != pricing.Invalid || !strings.Contains(err.Error(), "--quant "+q) || !strings.Contains(err.Error(), "gptq 4-bit") {
 			t.Errorf("--quant %s: %v, want an input error naming --quant %s and gptq 4-bit", q, err, q)
 		}
@@ -181,7 +181,7 @@ func TestBitsandbytesAndAWQCheckpoints(t *testing.T) {
 			t.Errorf("%s: weights %.0f B, want %.0f", c.name, got, c.want)
 		}
 		res, err := Estimate(m, Job{})
-		if err != nil || res.Job.Quant != c.quant {
+		if err != nil || string(res.Job.Quant) != c.quant {
 			t.Errorf("%s: quant %v, %v; want %s", c.name, res, err, c.quant)
 		}
 	}
