@@ -144,3 +144,38 @@ func TestOverflowingConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestArchitecturesFallback: a config without model_type is read by its architectures
+// entry, the longest known prefix winning (Llama4… is llama4, not llama).
+func TestArchitecturesFallback(t *testing.T) {
+	for arch, want := range map[string]string{
+		"Llama4ForConditionalGeneration": "llama4", "LlamaForCausalLM": "llama", "Phi3ForCausalLM": "phi3",
+		"PhiForCausalLM": "phi", "Qwen3MoeForCausalLM": "qwen3_moe", "Qwen3ForCausalLM": "qwen3",
+		"DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss", "Gemma2ForCausalLM": "gemma2",
+	} {
+		for i := 0; i < 20; i++ { // map order varies between runs of the loop
+			c := &hfConfig{src: "x", m: map[string]any{"architectures": []any{arch}}}
+			if got, err := c.modelType(); err != nil || got != want {
+				t.Fatalf("%s: %q %v, want %q", arch, got, err, want)
+			}
+		}
+	}
+}
+
+// TestMLATensorParallelKV: the MLA latent is shared by all heads, so tensor parallelism
+// replicates it instead of dividing it: DeepSeek-V3's KV cache per GPU is the same on 8
+// GPUs as on one.
+func TestMLATensorParallelKV(t *testing.T) {
+	m, _, _ := CatalogModel("deepseek-v3")
+	one, err := Estimate(m, Job{SeqLen: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eight, err := Estimate(m, Job{SeqLen: 8192, GPUs: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Breakdown.KVCache != eight.Breakdown.KVCache || one.Breakdown.KVCache != round3(8192*70272/gib) {
+		t.Errorf("KV per GPU: %v on 1 GPU, %v on 8, want %v", one.Breakdown.KVCache, eight.Breakdown.KVCache, round3(8192*70272/gib))
+	}
+}

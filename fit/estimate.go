@@ -889,7 +889,7 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	if tp {
 		weights /= g
 		kvHeads := float64(s.kvDim) / (float64(s.qDim) / float64(s.heads))
-		if m.Architecture == "deepseek_v2" {
+		if m.Architecture == "deepseek_v2" || m.Architecture == "deepseek_v3" {
 			kvHeads = 1 // the MLA latent is shared by all heads: replicated
 		}
 		kv /= math.Max(1, math.Min(g, kvHeads))

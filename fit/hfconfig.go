@@ -137,10 +137,16 @@ func (c *hfConfig) modelType() (string, error) {
 	}
 	if a, ok := c.m["architectures"].([]any); ok && len(a) > 0 {
 		if s, ok := a[0].(string); ok {
-			for prefix, t := range archPrefixes {
-				if strings.HasPrefix(s, prefix) {
-					return t, nil
+			// The longest matching prefix wins: "Phi3ForCausalLM" is phi3, not phi, and
+			// "Llama4ForConditionalGeneration" llama4, whatever the map's order.
+			best := ""
+			for prefix := range archPrefixes {
+				if strings.HasPrefix(s, prefix) && len(prefix) > len(best) {
+					best = prefix
 				}
+			}
+			if best != "" {
+				return archPrefixes[best], nil
 			}
 		}
 	}
@@ -159,6 +165,8 @@ var archPrefixes = map[string]string{
 	"Gemma": "gemma", "Phi3": "phi3", "Phi": "phi", "Falcon": "falcon", "RW": "falcon", "GPT2": "gpt2",
 	"GPTNeoX": "gpt_neox", "GPTBigCode": "gpt_bigcode", "Bloom": "bloom", "OPT": "opt", "T5": "t5",
 	"MT5": "mt5", "Bert": "bert", "DeepseekV2": "deepseek_v2",
+	"DeepseekV3": "deepseek_v3", "Qwen3Moe": "qwen3_moe", "Qwen3": "qwen3", "Gemma3ForConditional": "gemma3",
+	"Gemma3ForCausal": "gemma3_text", "Llama4": "llama4", "GptOss": "gpt_oss",
 }
 
 // SupportedArchitectures lists the config.json model_type values the estimator understands.
