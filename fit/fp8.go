@@ -57,6 +57,9 @@ func resolveFP8(_ *Model, r *resolved) error {
 	if r.KVCacheDtype == "fp8" {
 		r.kvB = 1
 	}
+	if r.fp8Training() {
+		r.note("fp8-mixed: bf16-mixed weights, gradients and optimizer states + TransformerEngine's cached fp8 weight and transpose (2 B per linear weight); linear inputs saved in fp8; job time still uses the GPU's bf16 TFLOPS")
+	}
 	return nil
 }
 
