@@ -230,7 +230,7 @@ func resolveQuant(m *Model, r *resolved) error {
 	case "fp8":
 		r.quantB = bytesFP8
 	}
-	if m.ckpt != nil {
+	if m.ckpt != nil && r.Quant.Quantized() { // as stored (quantcfg.go); none = dequantized
 		r.quantB = m.ckpt.bytesPerQuantized(m)
 	}
 	return nil
@@ -468,7 +468,7 @@ func standardNotes(m *Model, r *resolved) []string {
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	add("device_total = peak allocated + %.1f GiB CUDA context + allocator cache (%.0f%% of long-lived tensors, %.0f%% of activations/temporaries)",
 		CUDAContextGiB, allocStaticFrac*100, allocDynamicFrac*100)
-	if r.quantB > 0 && m.ckpt == nil {
+	if r.quantB > 0 && (m.ckpt == nil || !r.Quant.Quantized()) {
 		add("%s weights for linear layers (%.4f bytes/param incl. quantization constants); embeddings, lm_head, norms and biases stay %s", r.Quant, r.quantB, dtypeName(r.store))
 	}
 	if r.IsTraining() {
@@ -533,7 +533,7 @@ func dtypeName(b float64) string {
 
 // weightBytes returns the bytes of all weights as stored for the job (before sharding).
 func (m *Model) weightBytes(r *resolved) float64 {
-	if m.ckpt != nil {
+	if m.ckpt != nil && r.Quant.Quantized() {
 		return m.ckpt.weightBytes(m, r.store)
 	}
 	nonLinear := float64(m.embedParams + m.headParams + m.otherParams)

@@ -240,21 +240,36 @@ func checkNodeOffers(in *RecommendInput) error {
 }
 
 // nodesMiss names, for a job that fits no single instance, the fewest instances of a
-// clustered type that would run it and what they cost.
+// clustered type that would run it and what they cost; a training job that does not fit
+// even so is tried once more with gradient checkpointing (ZeRO-3 divides the states, not
+// the activations).
 func nodesMiss(in *RecommendInput, caps []*gpuCaps) string {
 	if in.Job.Nodes > 1 || in.Job.NodesAuto {
 		return ""
 	}
-	sub := *in
-	sub.Job.NodesAuto = true
-	ev := newEvaluator(&sub, sub.Job, caps)
-	best := rankFits(ev, 1)
-	if len(best) == 0 || best[0].Nodes < 2 {
-		return fmt.Sprintf("; no cluster of up to %d instances fits either", maxAutoNodes)
+	try := func(j Job, flags string) string {
+		sub := *in
+		sub.Job = j
+		sub.Job.NodesAuto = true
+		best := rankFits(newEvaluator(&sub, sub.Job, caps), 1)
+		if len(best) == 0 || best[0].Nodes < 2 {
+			return ""
+		}
+		b := best[0]
+		return fmt.Sprintf("; `--nodes %d%s` would fit: %d × %s %s %s (%d GPUs, %s) at $%s/h (%s)",
+			b.Nodes, flags, b.Nodes, b.Provider, b.Region, b.InstanceType, b.GPUsUsed*b.Nodes, b.Interconnect, num2(b.ClusterPriceUSDHr), b.Layout)
 	}
-	b := best[0]
-	return fmt.Sprintf("; `--nodes %d` would fit: %d × %s %s %s (%d GPUs, %s) at $%s/h (%s)",
-		b.Nodes, b.Nodes, b.Provider, b.Region, b.InstanceType, b.GPUsUsed*b.Nodes, b.Interconnect, num2(b.ClusterPriceUSDHr), b.Layout)
+	if s := try(in.Job, ""); s != "" {
+		return s
+	}
+	if in.Job.IsTraining() && !in.Job.GradCkpt {
+		j := in.Job
+		j.GradCkpt = true
+		if s := try(j, " --grad-ckpt"); s != "" {
+			return s
+		}
+	}
+	return fmt.Sprintf("; no cluster of up to %d instances fits either", maxAutoNodes)
 }
 
 // cheapestCluster is, for --nodes auto when every listed offer is a single instance, the

@@ -128,3 +128,30 @@ func TestRecommendNodesFullFT70B(t *testing.T) {
 		t.Errorf("%d nodes chosen but %d fit (%v GiB)", n, n-1, one.DeviceTotalGiB)
 	}
 }
+
+// TestNearestMissNamesNodes: 405B and 671B full fine-tunes fit no single instance; the
+// nearest miss names how many clustered instances would run them (with gradient
+// checkpointing when the activations alone overflow a GPU).
+func TestNearestMissNamesNodes(t *testing.T) {
+	offers := []pricing.Offer{
+		nodeOffer("azure", "Standard_ND96isr_MI300X_v5", "MI300X", 8, 192, 48),
+		nodeOffer("aws", "p6-b300.48xlarge", "B300", 8, 262.5, 142.4),
+	}
+	for _, c := range []struct {
+		model string
+		job   Job
+		want  string
+	}{
+		{"llama-3.1-405b", Job{Task: TaskFullFT}, "--grad-ckpt` would fit"},
+		{"deepseek-v3", Job{Task: TaskFullFT, Quant: QuantNone, GradCkpt: true}, "` would fit"},
+	} {
+		m, _, _ := CatalogModel(c.model)
+		rec, err := Recommend(RecommendInput{Model: m, Job: c.job, Offers: offers, HeadroomPct: -1})
+		if err != nil {
+			t.Fatalf("%s: %v", c.model, err)
+		}
+		if len(rec.Offers) != 0 || !strings.Contains(rec.NearestMiss, "`--nodes ") || !strings.Contains(rec.NearestMiss, c.want) || !strings.Contains(rec.NearestMiss, "ZeRO-3") {
+			t.Errorf("%s: nearest miss %q", c.model, rec.NearestMiss)
+		}
+	}
+}

@@ -278,21 +278,27 @@ func (q *ckptQuant) bytesPerQuantized(m *Model) float64 {
 	return b / n
 }
 
-// compatible reports whether a --quant value agrees with the checkpoint.
+// compatible reports whether a --quant value agrees with the checkpoint (none, which
+// asks for dequantized weights, is handled by resolveCheckpointQuant).
 func (q *ckptQuant) compatible(quant string) bool {
 	return quant == "" || quant == q.label
 }
 
 // resolveCheckpointQuant resolves --quant against a pre-quantized checkpoint (a resolve
-// step, before resolveQuant): absent, it takes the checkpoint's; equal, fine; anything
-// else is an input error naming both.
+// step, before resolveQuant): absent, it takes the checkpoint's; equal, fine; none asks
+// for the weights dequantized to the compute dtype (how an fp8 DeepSeek-V3 or an MXFP4
+// gpt-oss is fully fine-tuned); any other quantization is an input error naming both.
 func resolveCheckpointQuant(m *Model, r *resolved) error {
 	q := m.ckpt
 	if q == nil {
 		return nil
 	}
+	if r.Quant == QuantNone {
+		r.note("--quant none on a pre-quantized checkpoint (%s): weights dequantized to the compute dtype, as converted for training (e.g. DeepSeek's fp8_cast_bf16.py)", q.desc)
+		return nil
+	}
 	if !q.compatible(string(r.Quant)) {
-		hint := "omit --quant"
+		hint := "omit --quant (weights as stored), pass --quant none (dequantized to 16 bits)"
 		if slices.Contains(Quants, Quant(q.label)) {
 			hint += " or pass --quant " + q.label
 		}

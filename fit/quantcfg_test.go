@@ -73,11 +73,27 @@ func TestGPTQLlama2Weights(t *testing.T) {
 	if _, err := Estimate(m, Job{Quant: "int4"}); err != nil {
 		t.Errorf("--quant int4 on a GPTQ 4-bit checkpoint: %v", err)
 	}
-	for _, q := range []string{"none", "int8", "nf4"} {
+	for _, q := range []string{"int8", "nf4", "fp8"} {
 		_, err := Estimate(m, Job{Quant: Quant(q)})
 		if pricing.ErrorCode(err) != pricing.Invalid || !strings.Contains(err.Error(), "--quant "+q) || !strings.Contains(err.Error(), "gptq 4-bit") {
 			t.Errorf("--quant %s: %v, want an input error naming --quant %s and gptq 4-bit", q, err, q)
 		}
+	}
+}
+
+// TestDequantizedCheckpoint: --quant none asks for a pre-quantized checkpoint's weights in
+// 16 bits (DeepSeek's fp8_cast_bf16.py, gpt-oss dequantized for training): 2 bytes per
+// parameter, and a full fine-tune is possible again.
+func TestDequantizedCheckpoint(t *testing.T) {
+	m, _, _ := CatalogModel("gpt-oss-20b")
+	if got, want := weightsBytes(t, m, Job{Quant: QuantNone}), float64(m.Params())*2; got != want {
+		t.Errorf("dequantized weights %v B, want %v", got, want)
+	}
+	if _, err := Estimate(m, Job{Task: TaskFullFT, Quant: QuantNone, GPUs: 8, Shard: "zero3"}); err != nil {
+		t.Errorf("full-ft of a dequantized checkpoint: %v", err)
+	}
+	if _, err := Estimate(m, Job{Task: TaskFullFT}); pricing.ErrorCode(err) != pricing.Invalid || !strings.Contains(err.Error(), "--quant none") {
+		t.Errorf("full-ft of the MXFP4 checkpoint as stored: %v, want an input error suggesting --quant none", err)
 	}
 }
 
