@@ -179,3 +179,29 @@ func TestMLATensorParallelKV(t *testing.T) {
 		t.Errorf("KV per GPU: %v on 1 GPU, %v on 8, want %v", one.Breakdown.KVCache, eight.Breakdown.KVCache, round3(8192*70272/gib))
 	}
 }
+
+// TestChunkedAndBandedKV: Llama 4 Scout's 36 RoPE layers (every layer but 3, 7, …, 47)
+// attend within 8192-token chunks, gpt-oss-20b's 12 sliding layers within 128 tokens.
+func TestChunkedAndBandedKV(t *testing.T) {
+	cases := []struct {
+		model string
+		seq   int
+		want  float64 // bytes for one sequence in bf16
+	}{
+		// Scout: 8 KV heads x 128 x (K,V) = 2048 values per layer per token.
+		// (12 x 100,000 + 36 x 8192) x 2048 x 2 B = 1,494,912 x 4096 B.
+		{"llama-4-scout", 100_000, (12*100_000 + 36*8192) * 2048 * 2},
+		// gpt-oss-20b: 8 KV heads x 64 x 2 = 1024 values per layer; 12 full + 12 banded.
+		// (12 x 4096 + 12 x 128) x 1024 x 2 B.
+		{"gpt-oss-20b", 4096, (12*4096 + 12*128) * 1024 * 2},
+	}
+	for _, c := range cases {
+		m, _, err := CatalogModel(c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.KVBytesPerToken(c.seq, 2) * float64(c.seq); math.Abs(got-c.want) > 1e-3*c.want {
+			t.Errorf("%s at %d tokens: %.0f bytes, want %.0f", c.model, c.seq, got, c.want)
+		}
+	}
+}
