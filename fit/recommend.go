@@ -79,6 +79,12 @@ type Fit struct {
 	GPUsUsed int `json:"gpus_used"`
 	// Notes say how the job had to change for this GPU (fp16 instead of bf16, …).
 	Notes []string `json:"notes,omitempty"`
+	// Nodes, ClusterPriceUSDHr, Layout and Interconnect describe a multi-node plan
+	// (--nodes): Nodes identical instances of this offer at Nodes × PriceUSDHr.
+	Nodes             int     `json:"nodes,omitempty"`
+	ClusterPriceUSDHr float64 `json:"cluster_price_usd_hr,omitempty"`
+	Layout            string  `json:"layout,omitempty"`
+	Interconnect      string  `json:"interconnect,omitempty"`
 
 	vk variantKey // the estimate this fit was judged with
 }
@@ -108,6 +114,12 @@ type Recommendation struct {
 	Warnings []string     `json:"warnings"`
 	// NearestMiss explains why nothing fits; empty when some offer fits.
 	NearestMiss string `json:"nearest_miss,omitempty"`
+	// Excluded lists offers left out whatever their memory, with the reason, one entry
+	// per GPU model (fp8 jobs on GPUs without fp8).
+	Excluded []Exclusion `json:"excluded,omitempty"`
+	// CheapestCluster: with --nodes auto, when every offer listed is a single instance,
+	// the cheapest plan of two or more instances (nodes.go).
+	CheapestCluster *Fit `json:"cheapest_cluster,omitempty"`
 }
 
 // gpuCaps is what the recommender needs to know of an offer's GPU.
@@ -115,12 +127,14 @@ type gpuCaps struct {
 	known bool
 	bf16  bool
 	flash bool
+	fp8   bool
 	spec  pricing.GPU
 }
 
 type variantKey struct {
-	gpus int
-	fp16 bool // the job switched to fp16 (GPU without bf16) and sdpa (no flash attention)
+	gpus  int
+	fp16  bool // the job switched to fp16 (GPU without bf16) and sdpa (no flash attention)
+	nodes int  // instances (nodes.go); 0 and 1 both mean one
 }
 
 type variant struct {
@@ -143,6 +157,12 @@ type evaluator struct {
 	offload  bool
 	// minGPUs skips offers with fewer GPUs (the ZeRO-3 rung needs GPUs to shard across).
 	minGPUs int
+	fp8     bool // the job needs fp8 tensor cores (fp8.go)
+	// multi-node (nodes.go): explicit node count, or auto; multiCache holds their variants.
+	nodes        int
+	autoNodes    bool
+	clustersOnly bool // auto, but two or more instances only
+	multiCache   map[variantKey]*variant
 }
 
 // maxCachedGPUs bounds the GPU counts the variant cache holds; larger counts (none
@@ -155,10 +175,14 @@ func newEvaluator(in *RecommendInput, job Job, caps []*gpuCaps) *evaluator {
 		h = DefaultHeadroomPct
 	}
 	return &evaluator{in: in, job: job, headroom: h, caps: caps,
-		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled()}
+		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled(),
+		fp8: job.UsesFP8(), nodes: job.Nodes, autoNodes: job.NodesAuto, multiCache: map[variantKey]*variant{}}
 }
 
 func (e *evaluator) variant(k variantKey) *variant {
+	if k.nodes > 1 {
+		return e.multiVariant(k)
+	}
 	fi := 0
 	if k.fp16 {
 		fi = 1
@@ -170,6 +194,7 @@ func (e *evaluator) variant(k variantKey) *variant {
 	}
 	j := e.job
 	j.GPUs = k.gpus
+	j.Nodes, j.NodesAuto = 1, false
 	if k.gpus > 1 && j.Shard == "" && e.in.Model.IsImageModel() {
 		j.Shard = ShardNone // image pipelines run one per GPU
 	}
@@ -216,17 +241,28 @@ type cand struct {
 
 // evaluate judges offer i; ok=false when it doesn't fit or can't run the job.
 func (e *evaluator) evaluate(i int) (cand, bool) {
+	if e.nodes > 1 || e.autoNodes {
+		return e.evaluateNodes(i) // nodes.go
+	}
+	return e.evaluateAt(i, 1)
+}
+
+// evaluateAt judges offer i as n identical instances.
+func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	o := &e.in.Offers[i]
 	g := e.gpusFor(o)
 	if g == 0 || g < e.minGPUs {
 		return cand{}, false
 	}
 	c := e.caps[i]
+	if e.fp8 && !(c.known && c.fp8) {
+		return cand{}, false // fp8 kernels need fp8 tensor cores (fp8.go); see Recommendation.Excluded
+	}
 	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
 	if fp16 && !c.bf16 && e.job.IsTraining() && e.job.Precision == "bf16" {
 		return cand{}, false // pure-bf16 training has no fp16 equivalent without loss scaling
 	}
-	vk := variantKey{g, fp16}
+	vk := variantKey{g, fp16, n}
 	v := e.variant(vk)
 	if v.err != nil {
 		return cand{}, false
@@ -238,14 +274,14 @@ func (e *evaluator) evaluate(i int) (cand, bool) {
 	if e.offload && o.RAMGiB < v.res.CPURAMGiB*(1+OffloadRAMMarginPct/100)+OffloadRAMMarginGiB {
 		return cand{}, false
 	}
-	cd := cand{i: i, primary: o.PriceUSDHr, spare: mem - v.need, hours: -1, vk: vk, need: v.need}
+	cd := cand{i: i, primary: o.PriceUSDHr * float64(max(n, 1)), spare: mem - v.need, hours: -1, vk: vk, need: v.need}
 	// Job time is needed per offer only to rank by job cost; hourly ranking computes
 	// it for the few offers it reports (in fit).
 	if e.in.Rank == RankJob {
 		cd.primary = math.Inf(1)
 		if h, ok := jobHours(e.in.Model, v.res, o, c, g, e.in.Tokens, e.in.MFU); ok {
 			cd.hours = h
-			cd.primary = h * o.PriceUSDHr
+			cd.primary = h * o.PriceUSDHr * float64(max(n, 1))
 		}
 	}
 	return cd, true
@@ -292,8 +328,11 @@ func (e *evaluator) fit(cd cand) Fit {
 	}
 	if cd.hours >= 0 {
 		h := round3(cd.hours)
-		c := round3(cd.hours * o.PriceUSDHr)
+		c := round3(cd.hours * o.PriceUSDHr * float64(max(cd.vk.nodes, 1)))
 		f.EstHours, f.EstCostUSD = &h, &c
+	}
+	if cd.vk.nodes > 1 {
+		e.describeNodes(&f, cd) // nodes.go
 	}
 	if cd.vk.fp16 {
 		c := e.caps[cd.i]
@@ -334,6 +373,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	}
 	// Validate the job once up front, so a bad job is an error, not "nothing fits".
 	base := in.Job
+	base.NodesAuto = false // validated on one instance; nodes.go tries the counts
 	if !in.PinGPUs {
 		base.GPUs = 1
 	}
@@ -348,10 +388,13 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		c, ok := byName[name]
 		if !ok {
 			g, known := pricing.LookupGPU(name)
-			c = &gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), spec: g}
+			c = &gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), fp8: g.FP8, spec: g}
 			byName[name] = c
 		}
 		caps[i] = c
+	}
+	if err := checkNodeOffers(&in); err != nil { // nodes.go
+		return nil, err
 	}
 	ev := newEvaluator(&in, in.Job, caps)
 	fits := rankFits(ev, in.Top)
@@ -362,9 +405,11 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		rec.Estimate = baseRes
 	}
 	rec.Ladder = ladder(&in, caps, fits)
-	rec.Warnings = warnings(&in, rec)
+	rec.Excluded = fp8Exclusions(&in, caps) // fp8.go
+	rec.CheapestCluster = cheapestCluster(&in, caps, fits)
+	rec.Warnings = append(warnings(&in, rec), exclusionWarnings(rec.Excluded)...)
 	if len(fits) == 0 {
-		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder)
+		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder) + nodesMiss(&in, caps) // nodes.go
 	}
 	return rec, nil
 }
@@ -413,7 +458,7 @@ func jobHours(m *Model, r *Result, o *pricing.Offer, c *gpuCaps, gpus int, token
 	if !c.known {
 		return 0, false
 	}
-	frac := float64(gpus)
+	frac := float64(gpus * max(r.Job.Nodes, 1))
 	if o.Fractional() {
 		frac = o.GPUCount
 	}
@@ -446,6 +491,8 @@ func jobHours(m *Model, r *Result, o *pricing.Offer, c *gpuCaps, gpus int, token
 		perStepGiB := r.Breakdown.Weights + r.Breakdown.KVCache/2
 		steps := tokens / float64(max(r.Job.Batch, 1))
 		secs = steps * perStepGiB * (1 << 30) / (*bw * 1e9)
+		// Pipeline stages across nodes run one after another for each decoding step.
+		secs *= float64(max(r.Job.Nodes, 1))
 		if o.Fractional() {
 			secs /= o.GPUCount // a slice gets its share of the bandwidth
 		}
@@ -524,6 +571,7 @@ func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
 		}
 		// The step must be a valid job on its own.
 		probe := j
+		probe.NodesAuto = false
 		if !sub.PinGPUs {
 			probe.GPUs = 1
 		}
@@ -552,7 +600,7 @@ func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
 			if ch.perOfferGPUs {
 				g = maxLadderGPUs
 			}
-			if v := ev.variant(variantKey{g, false}); v.err == nil {
+			if v := ev.variant(variantKey{g, false, 1}); v.err == nil {
 				step.DeviceTotalGiB = v.res.DeviceTotalGiB
 			}
 		}
@@ -623,7 +671,7 @@ func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 	if in.PinGPUs {
 		g = max(in.Job.GPUs, 1)
 	}
-	v := ev.variant(variantKey{g, false})
+	v := ev.variant(variantKey{g, false, 1})
 	var b strings.Builder
 	if v.err == nil {
 		fmt.Fprintf(&b, "needs %s GiB per GPU (%s GiB device total + %s %% headroom)", num1(v.need), num1(v.res.DeviceTotalGiB), num1(ev.headroom))

@@ -35,6 +35,12 @@ type GPU struct {
 	NVLink       bool     `json:"nvlink"`
 	Released     int      `json:"released"`
 	Source       string   `json:"source"`
+	// FP8 reports fp8 (e4m3/e5m2) tensor-core matmuls: NVIDIA Ada Lovelace (sm89), Hopper
+	// (sm90) and Blackwell (NVIDIA Transformer Engine docs, "FP8 support": "FP8 is
+	// available on Ada, Hopper and Blackwell"), AMD CDNA 3/4 (MI300X/MI355X data sheets:
+	// FP8 matrix throughput). What vLLM's fp8 weights / fp8 KV cache and TransformerEngine
+	// fp8 training need. The gpus.csv column is optional (false when absent).
+	FP8 bool `json:"fp8"`
 }
 
 // FlashAttention reports whether FlashAttention-2 kernels run on the GPU: they need
@@ -143,6 +149,9 @@ func ParseGPUCatalog(r io.Reader) ([]GPU, error) {
 		}
 		g.SupportsBF16 = rec[col["supports_bf16"]] == "true"
 		g.NVLink = rec[col["nvlink"]] == "true"
+		if i, ok := col["fp8"]; ok && i < len(rec) {
+			g.FP8 = rec[i] == "true"
+		}
 		if s := rec[col["released"]]; s != "" {
 			if g.Released, err = strconv.Atoi(s); err != nil {
 				return nil, fmt.Errorf("gpus.csv:%d: released %q: not a year", line, s)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,7 +204,8 @@ func noFit(out *RecommendResult) error {
 
 // fitColumns are the CSV columns of a recommended offer (CONTRACT offer fields).
 var fitColumns = []string{"provider", "region", "zone", "instance_type", "gpu_model", "gpu_count", "gpu_mem_gib", "vcpus", "ram_gib",
-	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd"}
+	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd",
+	"nodes", "cluster_price_usd_hr"}
 
 func optNum(v *float64) string {
 	if v == nil {
@@ -223,7 +225,8 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 			o := f.Offer
 			rows[i] = []string{o.Provider, o.Region, o.Zone, o.InstanceType, o.GPUModel, num(o.GPUCount, 4), num(o.GPUMemGiB, 2), num(o.VCPUs, 2), num(o.RAMGiB, 2),
 				string(o.Purchase), num(o.PriceUSDHr, 6), o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source,
-				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD)}
+				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD),
+				num(float64(max(f.Nodes, 1)), 0), num(o.PriceUSDHr*float64(max(f.Nodes, 1)), 6)}
 		}
 		return writeCSV(w, fitColumns, rows)
 	}
@@ -232,6 +235,10 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	if len(r.Offers) > 0 {
 		withCost := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.EstCostUSD != nil })
 		headers := []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "NEED/GPU", "SPARE", "PURCHASE", "$/HR"}
+		multi := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.Nodes > 1 })
+		if multi {
+			headers = append(headers, "NODES", "CLUSTER $/HR")
+		}
 		if withCost {
 			headers = append(headers, "HOURS", "JOB $")
 		}
@@ -244,6 +251,9 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 				region += " (" + o.Zone + ")"
 			}
 			cells := []string{o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.MemPerDeviceGiB(), 1), num(f.NeedPerGPUGiB, 1), num(f.SparePerGPUGiB, 1), string(o.Purchase), usd(o.PriceUSDHr)}
+			if multi {
+				cells = append(cells, num(float64(max(f.Nodes, 1)), 0), usd(o.PriceUSDHr*float64(max(f.Nodes, 1))))
+			}
 			if withCost {
 				cells = append(cells, optFmt(f.EstHours, 1), optFmt(f.EstCostUSD, 2))
 			}
@@ -251,6 +261,11 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 		}
 		if err := t.write(w, s.TTY); err != nil {
 			return err
+		}
+		writeClusters(w, r.Offers)
+		if c := r.CheapestCluster; c != nil {
+			fmt.Fprint(w, "cheapest multi-node plan: ")
+			writeClusters(w, []fit.Fit{*c})
 		}
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
@@ -277,6 +292,17 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 		fmt.Fprintln(s.ErrOut, "warning:", warn)
 	}
 	return nil
+}
+
+// writeClusters spells out the multi-node plans (--nodes) among the offers: the $/HR
+// column is per instance; a cluster costs nodes × that.
+func writeClusters(w io.Writer, offers []fit.Fit) {
+	for _, f := range offers {
+		if f.Nodes > 1 {
+			fmt.Fprintf(w, "%d × %s %s %s = %d GPUs at %s/h (%s): %s\n", f.Nodes, f.Provider, f.Region, f.InstanceType,
+				f.GPUsUsed*f.Nodes, usd(f.ClusterPriceUSDHr), f.Interconnect, f.Layout)
+		}
+	}
 }
 
 func optFmt(v *float64, prec int) string {
