@@ -521,6 +521,9 @@ func TimeGPUFor(spec pricing.GPU, precision string, count, link float64) (TimeGP
 	}
 	g.BandwidthGBs = *spec.BandwidthGBs
 	tf := spec.HalfTFLOPS()
+	if strings.HasPrefix(precision, "fp8") && spec.FP8TFLOPS != nil && *spec.FP8TFLOPS > 0 {
+		tf = spec.FP8TFLOPS // fp8 GEMMs (Hopper, Ada, Blackwell, CDNA 3)
+	}
 	if precision == "fp32" || tf == nil {
 		// Pre-Volta GPUs have no fast 16-bit path: a 16-bit job runs at the FP32 rate.
 		tf = spec.FP32TFLOPS
@@ -539,4 +542,24 @@ func TimeGPUFor(spec pricing.GPU, precision string, count, link float64) (TimeGP
 		g.HostLinkGBs = *spec.HostLinkGBs
 	}
 	return g, true
+}
+
+// InstanceGPULink is what an instance type says about its GPU-to-GPU path beyond the
+// GPU model's datasheet: 0 when its GPUs talk over PCIe although the model has an SXM
+// variant with NVLink (the catalog names both A100-80GB), -1 to keep the GPU's figure.
+func InstanceGPULink(provider, instanceType string) float64 {
+	it := strings.ToLower(instanceType)
+	switch {
+	case strings.Contains(it, "pcie"), strings.Contains(it, "-pci_"):
+		return 0 // the name says PCIe (cudo, fluidstack, lambda *_pcie)
+	case strings.EqualFold(provider, "azure") && strings.HasPrefix(it, "standard_nc"):
+		// NCv3 (V100 PCIe) and NC A100 v4 (PCIe A100 80GB, no NVLink): Microsoft Learn,
+		// "NC A100 v4-series" and "NCv3-series" size pages. ND sizes have NVLink.
+		return 0
+	case strings.EqualFold(provider, "hyperstack") && strings.Contains(it, "a100") && !strings.Contains(it, "nvlink"):
+		// Hyperstack sells A100 PCIe by default and names the NVLink (SXM) flavour
+		// (hyperstack.cloud GPU pricing page).
+		return 0
+	}
+	return -1
 }

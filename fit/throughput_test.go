@@ -210,3 +210,22 @@ func BenchmarkTimeModelPerOffer(b *testing.B) {
 	}
 	_ = sink
 }
+
+func TestInstanceGPULink(t *testing.T) {
+	for _, c := range []struct {
+		provider, it string
+		want         float64
+	}{
+		{"azure", "Standard_NC96ads_A100_v4", 0},
+		{"azure", "Standard_ND96amsr_A100_v4", -1},
+		{"cudo", "epyc-genoa-a100-pcie_8x64v128gb", 0},
+		{"cudo", "intel-ice-lake-a100-pci_8x64v128gb", 0},
+		{"hyperstack", "n3-A100x8", 0},
+		{"hyperstack", "n3-A100x8-NVLink", -1},
+		{"aws", "p4de.24xlarge", -1},
+	} {
+		if got := InstanceGPULink(c.provider, c.it); got != c.want {
+			t.Errorf("%s %s: link %v; want %v", c.provider, c.it, got, c.want)
+		}
+	}
+}
