@@ -32,6 +32,9 @@ var defaultBilling = Billing{60, 60, "no published rule found: per-minute billin
 
 // BillingFor returns the provider's billing rule.
 func BillingFor(provider string) Billing {
+	if b, ok := providerBilling[provider]; ok {
+		return b
+	}
 	if b, ok := providerBilling[strings.ToLower(provider)]; ok {
 		return b
 	}

@@ -68,7 +68,7 @@ need and cost. Exit 3 when nothing fits, with the nearest miss.`,
 	fs.StringVar(&rf.tokens, "tokens", "", "training or generated tokens of the whole job (e.g. 2e9), for --rank job and time estimates")
 	fs.IntVar(&rf.top, "top", 10, "how many offers to show")
 	fs.Float64Var(&rf.headroom, "headroom", fit.DefaultHeadroomPct, "extra margin over device_total_gib, percent")
-	fs.Float64Var(&rf.mfu, "mfu", fit.DefaultMFU, "model-FLOPs utilisation assumed for training time")
+	fs.Float64Var(&rf.mfu, "mfu", 0, "override the time model's GEMM efficiency (share of dense peak, 0-1; 0 = per GPU generation)")
 	return cmd
 }
 
