@@ -1,8 +1,8 @@
 package fit
 
 import (
-	"context"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"regexp"
@@ -47,7 +47,6 @@ func loadThroughputCases(t *testing.T, path string) []throughputCase {
 		col[h] = i
 	}
 	get := func(row []string, k string) string { return strings.TrimSpace(row[col[k]]) }
-	offline := ResolveOptions{Endpoint: "http://127.0.0.1:1"}
 	var out []throughputCase
 	for n, row := range rows[1:] {
 		c := throughputCase{id: get(row, "id")}
@@ -58,7 +57,10 @@ func loadThroughputCases(t *testing.T, path string) []throughputCase {
 		if m := paramsNoteRe.FindStringSubmatch(get(row, "note")); m != nil {
 			c.model, err = ModelFromParams(m[1])
 		} else {
-			c.model, err = ResolveModel(context.Background(), get(row, "model"), offline)
+			var ok bool
+			if c.model, ok, err = CatalogModel(get(row, "model")); err == nil && !ok {
+				err = fmt.Errorf("%q is not in the catalog", get(row, "model"))
+			}
 		}
 		if err != nil {
 			where("model: %v", err)

@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -11,9 +10,9 @@ import (
 // timeFor resolves a catalog model, estimates the job and times it on count GPUs of gpu.
 func timeFor(t testing.TB, model, gpu string, count float64, job Job, tweak func(*TimeModel)) (Timing, *TimeModel) {
 	t.Helper()
-	m, err := ResolveModel(context.Background(), model, ResolveOptions{Endpoint: "http://127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
+	m, ok, err := CatalogModel(model)
+	if err != nil || !ok {
+		t.Fatalf("catalog model %q: ok=%v err=%v", model, ok, err)
 	}
 	res, err := Estimate(m, job)
 	if err != nil {
