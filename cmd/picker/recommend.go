@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,6 +32,34 @@ type recommendFlags struct {
 	top      int
 	headroom float64
 	mfu      float64
+	// Time model (issue 15).
+	promptTokens, outputTokens, requests string
+	engine, setup, deadline              string
+}
+
+// positive parses a count flag ("" = 0); a bad value names the flag.
+func positive(flag, v string) (float64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, pricing.Errorf(pricing.Invalid, "--%s %q: want a non-negative number such as 1000", flag, v)
+	}
+	return f, nil
+}
+
+// duration parses a --setup/--deadline value: a Go duration ("90m", "6h") or a bare
+// number of hours.
+func duration(flag, v string) (time.Duration, error) {
+	if h, err := strconv.ParseFloat(v, 64); err == nil && h >= 0 {
+		return time.Duration(h * float64(time.Hour)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, pricing.Errorf(pricing.Invalid, "--%s %q: want a duration such as 6h or 90m", flag, v)
+	}
+	return d, nil
 }
 
 func (a *app) recommendCmd() *cobra.Command {
@@ -69,6 +99,12 @@ need and cost. Exit 3 when nothing fits, with the nearest miss.`,
 	fs.IntVar(&rf.top, "top", 10, "how many offers to show")
 	fs.Float64Var(&rf.headroom, "headroom", fit.DefaultHeadroomPct, "extra margin over device_total_gib, percent")
 	fs.Float64Var(&rf.mfu, "mfu", 0, "override the time model's GEMM efficiency (share of dense peak, 0-1; 0 = per GPU generation)")
+	fs.StringVar(&rf.promptTokens, "prompt-tokens", "", "inference: prompt tokens per request")
+	fs.StringVar(&rf.outputTokens, "output-tokens", "", "inference: generated tokens per request")
+	fs.StringVar(&rf.requests, "requests", "", "inference: requests in the job (--tokens defaults to requests x output tokens)")
+	fs.StringVar(&rf.engine, "engine", fit.DefaultEngine, "inference engine: "+strings.Join(fit.Engines, ", "))
+	fs.StringVar(&rf.setup, "setup", "", "start-up overhead billed before the job, e.g. 10m (default: 5 min + model download at 1 Gbit/s)")
+	fs.StringVar(&rf.deadline, "deadline", "", "only offers that finish (setup + run) within this, e.g. 6h")
 	return cmd
 }
 
@@ -98,6 +134,32 @@ func (a *app) recommend(ctx context.Context, fs *pflag.FlagSet, rf *recommendFla
 			return nil, pricing.Errorf(pricing.Invalid, "--tokens %q: want a positive number such as 2e9", rf.tokens)
 		}
 	}
+	in := fit.RecommendInput{Engine: rf.engine}
+	if in.PromptTokens, err = positive("prompt-tokens", rf.promptTokens); err != nil {
+		return nil, err
+	}
+	if in.OutputTokens, err = positive("output-tokens", rf.outputTokens); err != nil {
+		return nil, err
+	}
+	if in.Requests, err = positive("requests", rf.requests); err != nil {
+		return nil, err
+	}
+	if rf.setup != "" {
+		d, err := duration("setup", rf.setup)
+		if err != nil {
+			return nil, err
+		}
+		h := d.Hours()
+		in.SetupHours = &h
+	}
+	if rf.deadline != "" {
+		if in.Deadline, err = duration("deadline", rf.deadline); err != nil {
+			return nil, err
+		}
+		if in.Deadline == 0 {
+			return nil, pricing.Errorf(pricing.Invalid, "--deadline %q: want a positive duration such as 6h", rf.deadline)
+		}
+	}
 	q.MaxGPUs = float64(rf.maxGPUs)
 	m, err := a.resolveModel(ctx, fs)
 	if err != nil {
@@ -112,11 +174,10 @@ func (a *app) recommend(ctx context.Context, fs *pflag.FlagSet, rf *recommendFla
 		return nil, err
 	}
 	_, pinned := vals["gpus"]
-	rec, err := fit.Recommend(fit.RecommendInput{
-		Model: m, Job: job, PinGPUs: pinned, Offers: offers,
-		HeadroomPct: rf.headroom, Rank: rf.rank, Tokens: tokens, MFU: rf.mfu, Top: rf.top,
-		Now: a.now(), StaleAfter: a.cfg.Recommend.StaleAfter.Duration,
-	})
+	in.Model, in.Job, in.PinGPUs, in.Offers = m, job, pinned, offers
+	in.HeadroomPct, in.Rank, in.Tokens, in.MFU, in.Top = rf.headroom, rf.rank, tokens, rf.mfu, rf.top
+	in.Now, in.StaleAfter = a.now(), a.cfg.Recommend.StaleAfter.Duration
+	rec, err := fit.Recommend(in)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +186,8 @@ func (a *app) recommend(ctx context.Context, fs *pflag.FlagSet, rf *recommendFla
 
 // fitColumns are the CSV columns of a recommended offer (CONTRACT offer fields).
 var fitColumns = []string{"provider", "region", "zone", "instance_type", "gpu_model", "gpu_count", "gpu_mem_gib", "vcpus", "ram_gib",
-	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd"}
+	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd",
+	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "time_bound", "frontier"}
 
 func optNum(v *float64) string {
 	if v == nil {
@@ -147,7 +209,8 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 			o := f.Offer
 			rows[i] = []string{o.Provider, o.Region, o.Zone, o.InstanceType, o.GPUModel, num(o.GPUCount, 4), num(o.GPUMemGiB, 2), num(o.VCPUs, 2), num(o.RAMGiB, 2),
 				string(o.Purchase), num(o.PriceUSDHr, 6), o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source,
-				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD)}
+				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD),
+				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum(f.USDPerMOutTokens), f.TimeBound, strconv.FormatBool(f.Frontier)}
 		}
 		return writeCSV(w, fitColumns, rows)
 	}
@@ -155,9 +218,20 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 	fmt.Fprintln(w)
 	if len(r.Offers) > 0 {
 		withCost := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.EstCostUSD != nil })
+		withServe := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.TTFTSec != nil })
+		withRate := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.TokensPerSec != nil })
 		headers := []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "NEED/GPU", "SPARE", "PURCHASE", "$/HR"}
+		if withRate {
+			headers = append(headers, "TOK/S")
+		}
+		if withServe {
+			headers = append(headers, "TTFT S", "$/M TOK")
+		}
 		if withCost {
 			headers = append(headers, "HOURS", "JOB $")
+		}
+		if a.verbose && len(r.Frontier) > 0 {
+			headers = append(headers, "FRONTIER")
 		}
 		headers = append(headers, "AGE")
 		t := &table{headers: headers}
@@ -168,8 +242,21 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 				region += " (" + o.Zone + ")"
 			}
 			cells := []string{o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.MemPerDeviceGiB(), 1), num(f.NeedPerGPUGiB, 1), num(f.SparePerGPUGiB, 1), string(o.Purchase), usd(o.PriceUSDHr)}
+			if withRate {
+				cells = append(cells, optFmt(f.TokensPerSec, 0))
+			}
+			if withServe {
+				cells = append(cells, optFmt(f.TTFTSec, 3), optFmt(f.USDPerMOutTokens, 3))
+			}
 			if withCost {
-				cells = append(cells, optFmt(f.EstHours, 1), optFmt(f.EstCostUSD, 2))
+				cells = append(cells, optFmt(f.EstHours, 2), optFmt(f.EstCostUSD, 2))
+			}
+			if a.verbose && len(r.Frontier) > 0 {
+				mark := ""
+				if f.Frontier {
+					mark = "*"
+				}
+				cells = append(cells, mark)
 			}
 			t.add(append(cells, pricing.FormatAge(a.now().Sub(o.ObservedAt)))...)
 		}
@@ -192,6 +279,20 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 				saving = num(*s.SavingPct, 1) + " %"
 			}
 			t.add(s.Change, s.Flags, num(s.DeviceTotalGiB, 1), cheapest, price, saving, s.Tradeoff)
+		}
+		if err := t.write(w, a.tty); err != nil {
+			return err
+		}
+	}
+	if a.verbose && len(r.Frontier) > 0 {
+		fmt.Fprintln(w, "\ntime-cost frontier (nothing else is both cheaper and faster):")
+		t := &table{headers: []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "$/HR", "SETUP+RUN H", "BILLED H", "JOB $", "BOUND"}}
+		for _, f := range r.Frontier {
+			total := *f.EstHours
+			if f.SetupHours != nil {
+				total += *f.SetupHours
+			}
+			t.add(f.Provider, f.Region, f.InstanceType, f.GPUModel, num(f.GPUCount, 3), usd(f.PriceUSDHr), num(total, 2), optFmt(f.BilledHours, 2), optFmt(f.EstCostUSD, 2), f.TimeBound)
 		}
 		if err := t.write(w, a.tty); err != nil {
 			return err
