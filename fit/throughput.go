@@ -61,6 +61,15 @@ const (
 	// softmax output, dropout mask), present only when attention is eager (not fused).
 	actScoreBytesPerHead = 5.0
 	actTrafficPasses     = 4.0
+	// gemmIOElemsPerHidden: a layer's GEMMs read their input row and write their output
+	// row per token: QKV d+3d, output projection d+d, MLP up d+4d and down 4d+d = 16·d
+	// elements (GPT-style layer; Megatron-LM, Narayanan et al. 2021 arXiv:2104.04473
+	// section 3.1 counts the same shapes); the backward runs two GEMMs per forward GEMM,
+	// so gemmPasses = 3. Near the ridge point (small d) this traffic is not hidden
+	// behind the math (roofline, Williams et al. 2009 CACM 52(4)), which is why a
+	// d=1024 model reaches a smaller share of a high FLOP/byte GPU than a d=4096 one.
+	gemmIOElemsPerHidden = 16.0
+	gemmPasses           = 3.0
 	// bwEfficiency: share of datasheet DRAM bandwidth a streaming kernel sustains
 	// (BabelStream/STREAM-style triad on A100/H100 reaches ~85-90 % of peak; Deakin et
 	// al., BabelStream results, uob-hpc.github.io/BabelStream); 0.8 leaves room for
@@ -261,7 +270,7 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 		ka += 4
 	}
 	flops := kw*m.ActiveParams + ka*L*d*s
-	act := actBytesPerHidden * d
+	act := actBytesPerHidden*d + gemmIOElemsPerHidden*d*gemmPasses/actTrafficPasses
 	if m.EagerAttention {
 		act += actScoreBytesPerHead * m.Heads * s
 	}

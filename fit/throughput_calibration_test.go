@@ -95,6 +95,11 @@ func loadThroughputCases(t *testing.T, path string) []throughputCase {
 		if flags["task"] == TaskInference && c.gpus > 1 {
 			flags["shard"] = "tp"
 		}
+		// NVIDIA DeepLearningExamples' BERT (2019 code) computes attention unfused:
+		// softmax and dropout over the score matrix, i.e. --attention eager.
+		if strings.Contains(get(row, "note"), "DeepLearningExamples") {
+			flags["attention"] = "eager"
+		}
 		for k, v := range flags {
 			if v == "" {
 				delete(flags, k)
