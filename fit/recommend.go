@@ -143,21 +143,18 @@ type gpuCaps struct {
 	flash bool
 	spec  pricing.GPU
 	idx   int // index among the call's distinct GPU models
-	// tg caches the time model's view of the GPU per precision class (16-bit, fp32,
-	// fp8); ok[k] false when the catalog lacks a figure.
-	tg   [3]TimeGPU
-	tgOK [3]bool
-	tgAt [3]bool // computed
+	// tg caches the time model's view of the GPU per precision class (16-bit, fp32);
+	// tgOK[k] false when the catalog lacks a figure.
+	tg   [2]TimeGPU
+	tgOK [2]bool
+	tgAt [2]bool // computed
 }
 
 // timeGPU returns the GPU's figures for a precision, computed once per class.
 func (c *gpuCaps) timeGPU(precision string) (TimeGPU, bool) {
 	k := 0
-	switch {
-	case precision == "fp32":
+	if precision == "fp32" {
 		k = 1
-	case strings.HasPrefix(precision, "fp8"):
-		k = 2
 	}
 	if !c.tgAt[k] {
 		c.tg[k], c.tgOK[k] = TimeGPUFor(c.spec, precision, 1, -1)

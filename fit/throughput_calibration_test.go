@@ -26,6 +26,7 @@ type throughputCase struct {
 	gpus     int
 	engine   string
 	pipeline bool
+	fp8      bool    // fp8 training (Transformer Engine): linear layers at the fp8 peak
 	measured float64 // tokens/s per GPU
 }
 
@@ -78,7 +79,12 @@ func loadThroughputCases(t *testing.T, path string) []throughputCase {
 		flags := map[string]string{"task": get(row, "task"), "precision": get(row, "precision"),
 			"batch": get(row, "batch"), "seq-len": get(row, "seq_len"), "gpus": get(row, "gpus"),
 			"lora-r": get(row, "lora_r"), "offload": get(row, "offload")}
-		if q := get(row, "quant"); q != "" && q != "none" && flags["task"] != "qlora" {
+		if strings.HasPrefix(flags["precision"], "fp8") {
+			c.fp8, flags["precision"] = true, "bf16-mixed"
+		}
+		if q := get(row, "quant"); q == "fp8" {
+			flags["quant"] = "int8" // fp8 weights: one byte each, as the scorer maps them
+		} else if q != "" && q != "none" && flags["task"] != "qlora" {
 			flags["quant"] = q
 		}
 		if get(row, "grad_ckpt") == "true" {
@@ -129,7 +135,7 @@ func predictThroughput(t *testing.T, c throughputCase) float64 {
 		t.Fatalf("%s: %v", c.id, err)
 	}
 	tm := TimeModelFor(c.model, res)
-	tm.Engine, tm.Pipeline = c.engine, c.pipeline
+	tm.Engine, tm.Pipeline, tm.FP8 = c.engine, c.pipeline, c.fp8
 	g, ok := TimeGPUFor(c.gpu, res.Job.Precision, float64(c.gpus), -1)
 	if !ok {
 		t.Fatalf("%s: %s lacks datasheet figures", c.id, c.gpu.Model)
