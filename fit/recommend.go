@@ -28,6 +28,25 @@ const (
 	maxLadderGPUs = 8
 )
 
+// Rank is how Recommend orders the offers that fit (--rank).
+type Rank string
+
+const (
+	RankHourly Rank = "hourly" // cheapest per instance-hour
+	RankJob    Rank = "job"    // cheapest for the whole job (needs Tokens)
+)
+
+// ParseRank accepts hourly or job; "" is hourly.
+func ParseRank(v string) (Rank, error) {
+	switch r := Rank(v); r {
+	case "", RankHourly:
+		return RankHourly, nil
+	case RankJob:
+		return r, nil
+	}
+	return "", pricing.ParamErrorf(pricing.Invalid, "rank", "--rank %q: want hourly or job", v)
+}
+
 // RecommendInput is everything Recommend needs; offers are already filtered by the
 // caller's provider/region/GPU/purchase/price filters.
 type RecommendInput struct {
@@ -38,7 +57,7 @@ type RecommendInput struct {
 	PinGPUs     bool
 	Offers      []pricing.Offer
 	HeadroomPct float64 // percent; negative means DefaultHeadroomPct
-	Rank        string  // "hourly" (default) or "job"
+	Rank        Rank    // "" = RankHourly
 	Tokens      float64 // training or generated tokens of the whole job; 0 = no time estimate
 	// MFU > 0 overrides the time model's per-architecture GEMM efficiency (--mfu).
 	MFU float64
@@ -60,9 +79,6 @@ type RecommendInput struct {
 	facts []offerFacts
 	nCaps int
 	Top   int // 0 = 10
-	// Now and StaleAfter drive the freshness warning; zero StaleAfter disables it.
-	Now        time.Time
-	StaleAfter time.Duration
 }
 
 // offerFacts is what the time model reads from an offer's provider and instance type.
@@ -151,7 +167,7 @@ type gpuCaps struct {
 }
 
 // timeGPU returns the GPU's figures for a precision, computed once per class.
-func (c *gpuCaps) timeGPU(precision string) (TimeGPU, bool) {
+func (c *gpuCaps) timeGPU(precision Precision) (TimeGPU, bool) {
 	k := 0
 	if precision == "fp32" {
 		k = 1
@@ -215,7 +231,7 @@ func newEvaluator(in *RecommendInput, job Job, caps []*gpuCaps) *evaluator {
 		setup = *in.SetupHours
 	}
 	return &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup,
-		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload != "" && job.Offload != "none"}
+		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled()}
 }
 
 func (e *evaluator) variant(k variantKey) *variant {
@@ -231,7 +247,7 @@ func (e *evaluator) variant(k variantKey) *variant {
 	j := e.job
 	j.GPUs = k.gpus
 	if k.gpus > 1 && j.Shard == "" && e.in.Model.IsImageModel() {
-		j.Shard = "none" // image pipelines run one per GPU
+		j.Shard = ShardNone // image pipelines run one per GPU
 	}
 	if k.fp16 {
 		j = j.WithFP16()
@@ -374,12 +390,12 @@ func (e *evaluator) evaluate(i int) (cand, bool) {
 	cd := cand{i: i, primary: o.PriceUSDHr, spare: mem - v.need, hours: -1, vk: vk, need: v.need}
 	// Job time is needed per offer only to rank by job cost or to hold a deadline;
 	// hourly ranking computes it for the few offers it reports (in fit).
-	if e.in.Rank == "job" || e.in.Deadline > 0 {
+	if e.in.Rank == RankJob || e.in.Deadline > 0 {
 		timed := e.timeJob(&cd, v, o, c) && cd.hours >= 0
 		if e.in.Deadline > 0 && (!timed || cd.total > e.in.Deadline.Hours()) {
 			return cand{}, false
 		}
-		if e.in.Rank == "job" {
+		if e.in.Rank == RankJob {
 			cd.primary = math.Inf(1)
 			if timed {
 				cd.primary = cd.cost
@@ -458,22 +474,22 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		return nil, pricing.Errorf(pricing.Invalid, "no model given")
 	}
 	if in.Rank == "" {
-		in.Rank = "hourly"
+		in.Rank = RankHourly
 	}
-	if in.Rank != "hourly" && in.Rank != "job" {
-		return nil, pricing.Errorf(pricing.Invalid, "--rank %q: want hourly or job", in.Rank)
-	}
-	if in.Rank == "job" && in.Tokens <= 0 {
-		return nil, pricing.Errorf(pricing.Invalid, "--rank job needs --tokens N (training or generated tokens of the whole job; for inference also --requests N with --output-tokens M)")
+	if _, err := ParseRank(string(in.Rank)); err != nil {
+		return nil, err
 	}
 	if in.Tokens == 0 && in.Requests > 0 && in.OutputTokens > 0 {
 		in.Tokens = in.Requests * in.OutputTokens
+	}
+	if in.Rank == RankJob && in.Tokens <= 0 {
+		return nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job; for inference also --requests N with --output-tokens M)")
 	}
 	if err := checkTimeInput(&in); err != nil {
 		return nil, err
 	}
 	if in.MFU < 0 || in.MFU > 1 {
-		return nil, pricing.Errorf(pricing.Invalid, "--mfu %v: want a fraction between 0 and 1", in.MFU)
+		return nil, pricing.ParamErrorf(pricing.Invalid, "mfu", "--mfu %v: want a fraction between 0 and 1", in.MFU)
 	}
 	if in.Top <= 0 {
 		in.Top = 10
@@ -500,11 +516,11 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		caps[i] = c
 	}
 	in.nCaps = len(byName)
-	if in.Rank == "job" || in.Deadline > 0 {
+	if in.Rank == RankJob || in.Deadline > 0 {
 		in.facts = make([]offerFacts, len(in.Offers))
 	}
 	ev := newEvaluator(&in, in.Job, caps)
-	fits, front := rankFitsFrontier(ev, in.Top, in.Rank == "job")
+	fits, front := rankFitsFrontier(ev, in.Top, in.Rank == RankJob)
 	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}, Frontier: front}
 	if len(fits) > 0 {
 		rec.Estimate = ev.variant(fits[0].vk).res
@@ -587,24 +603,24 @@ func rankFitsFrontier(ev *evaluator, top int, withFrontier bool) ([]Fit, []Fit) 
 // checkTimeInput validates the time-model inputs of a recommendation.
 func checkTimeInput(in *RecommendInput) error {
 	if in.Engine != "" && !slices.Contains(Engines, in.Engine) {
-		return pricing.Errorf(pricing.Invalid, "--engine %q: want one of %s", in.Engine, strings.Join(Engines, ", "))
+		return pricing.ParamErrorf(pricing.Invalid, "engine", "--engine %q: want one of %s", in.Engine, strings.Join(Engines, ", "))
 	}
 	for _, c := range []struct {
 		name string
 		v    float64
-	}{{"--prompt-tokens", in.PromptTokens}, {"--output-tokens", in.OutputTokens}, {"--requests", in.Requests}} {
+	}{{"prompt-tokens", in.PromptTokens}, {"output-tokens", in.OutputTokens}, {"requests", in.Requests}} {
 		if c.v < 0 || math.IsNaN(c.v) || math.IsInf(c.v, 0) {
-			return pricing.Errorf(pricing.Invalid, "%s %v: want a non-negative number", c.name, c.v)
+			return pricing.ParamErrorf(pricing.Invalid, c.name, "--%s %v: want a non-negative number", c.name, c.v)
 		}
 	}
 	if in.SetupHours != nil && (*in.SetupHours < 0 || math.IsNaN(*in.SetupHours)) {
-		return pricing.Errorf(pricing.Invalid, "--setup %v h: want a non-negative duration", *in.SetupHours)
+		return pricing.ParamErrorf(pricing.Invalid, "setup", "--setup %v h: want a non-negative duration", *in.SetupHours)
 	}
 	if in.Deadline < 0 {
-		return pricing.Errorf(pricing.Invalid, "--deadline %s: want a positive duration", in.Deadline)
+		return pricing.ParamErrorf(pricing.Invalid, "deadline", "--deadline %s: want a positive duration", in.Deadline)
 	}
 	if in.Deadline > 0 && in.Tokens <= 0 {
-		return pricing.Errorf(pricing.Invalid, "--deadline needs the job's size: --tokens N (or --requests N with --output-tokens M)")
+		return pricing.ParamErrorf(pricing.Invalid, "deadline", "--deadline needs the job's size: --tokens N (or --requests N with --output-tokens M)")
 	}
 	return nil
 }
@@ -664,12 +680,12 @@ var trainingLadder = []ladderChange{
 		func(j Job, t bool) bool { return j.Task == TaskFullFT }, func(j Job) Job { j.Task = TaskLoRA; return j }, false},
 	{"ZeRO-3 / FSDP across the instance's GPUs", "--shard zero3", "parameters, gradients and optimizer states split across GPUs; needs several GPUs and fast interconnect (NVLink) to stay efficient",
 		func(j Job, t bool) bool {
-			return t && (j.Shard == "" || j.Shard == "none" || j.Shard == "zero1" || j.Shard == "zero2")
+			return t && (!j.Shard.Sharded() || j.Shard == "zero1" || j.Shard == "zero2")
 		}, func(j Job) Job { j.Shard = "zero3"; return j }, true},
 	{"CPU offload of optimizer states (ZeRO-Offload)", "--shard zero2 --offload optimizer", "needs host RAM for the states and PCIe bandwidth; optimizer steps run on the CPU (slower)",
-		func(j Job, t bool) bool { return t && (j.Offload == "" || j.Offload == "none") },
+		func(j Job, t bool) bool { return t && !j.Offload.Enabled() },
 		func(j Job) Job {
-			if j.Shard == "" || j.Shard == "none" {
+			if !j.Shard.Sharded() {
 				j.Shard = "zero2"
 			}
 			j.Offload = "optimizer"
@@ -689,9 +705,9 @@ var trainingLadder = []ladderChange{
 // inferenceLadder: quantized inference is inference's rung.
 var inferenceLadder = []ladderChange{
 	{"int8 weights (LLM.int8)", "--quant int8", "bitsandbytes int8 is slower than bf16 matmuls; quality close to bf16",
-		func(j Job, _ bool) bool { return j.Quant == "" || j.Quant == "none" }, func(j Job) Job { j.Quant = "int8"; return j }, false},
+		func(j Job, _ bool) bool { return !j.Quant.Quantized() }, func(j Job) Job { j.Quant = "int8"; return j }, false},
 	{"4-bit weights (NF4)", "--quant nf4", "about a quarter of the weight memory; slight quality loss, slower dequantisation at small batch",
-		func(j Job, _ bool) bool { return j.Quant != "nf4" && j.Quant != "fp4" && j.Quant != "int4" }, func(j Job) Job { j.Quant = "nf4"; return j }, false},
+		func(j Job, _ bool) bool { return !j.Quant.FourBit() }, func(j Job) Job { j.Quant = "nf4"; return j }, false},
 }
 
 func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
@@ -752,9 +768,9 @@ func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
 	return steps
 }
 
-func saving(base, step Fit, rank string) *float64 {
+func saving(base, step Fit, rank Rank) *float64 {
 	bp, sp := base.PriceUSDHr, step.PriceUSDHr
-	if rank == "job" && base.EstCostUSD != nil && step.EstCostUSD != nil {
+	if rank == RankJob && base.EstCostUSD != nil && step.EstCostUSD != nil {
 		bp, sp = *base.EstCostUSD, *step.EstCostUSD
 	}
 	if bp <= 0 {
@@ -790,37 +806,18 @@ func warnings(in *RecommendInput, rec *Recommendation) []string {
 			w = append(w, "job time is not modelled for image generation")
 		}
 	}
-	if in.StaleAfter > 0 && !in.Now.IsZero() {
-		stale := map[string]time.Duration{}
-		snapshotOnly := len(rec.Offers) > 0
-		for _, f := range rec.Offers {
-			if age := in.Now.Sub(f.ObservedAt); age > in.StaleAfter && age > stale[f.Provider] {
-				stale[f.Provider] = age
-			}
-			if f.Source != "snapshot" {
-				snapshotOnly = false
-			}
-		}
-		if len(stale) > 0 {
-			var names []string
-			for p, age := range stale {
-				names = append(names, fmt.Sprintf("%s (%s)", p, pricing.FormatAge(age)))
-			}
-			sort.Strings(names)
-			w = append(w, fmt.Sprintf("prices older than %s from %s", pricing.FormatAge(in.StaleAfter), strings.Join(names, ", ")))
-		}
-		if snapshotOnly {
-			w = append(w, "every price shown comes from the embedded snapshot; run `picker refresh` for live prices")
-		}
-	}
 	return w
 }
+
+// NoOffersMiss is the nearest miss when no offer passed the caller's filters at all; the
+// caller may add what to do about it.
+const NoOffersMiss = "no offers match the filters (provider, region, GPU model, purchase, price)"
 
 // nearestMiss explains why no offer fits: the need, the largest GPU on offer, and the
 // ladder steps that would fit.
 func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 	if len(in.Offers) == 0 {
-		return "no offers match the filters (provider, region, GPU model, purchase, price); widen them or run `picker refresh`"
+		return NoOffersMiss
 	}
 	var largest *pricing.Offer
 	for i := range in.Offers {
@@ -837,14 +834,14 @@ func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 	var b strings.Builder
 	if v.err == nil {
 		fmt.Fprintf(&b, "needs %s GiB per GPU (%s GiB device total + %s %% headroom)", num1(v.need), num1(v.res.DeviceTotalGiB), num1(ev.headroom))
-		if in.Job.IsTraining() && (in.Job.Shard == "" || in.Job.Shard == "none") && !in.PinGPUs {
+		if in.Job.IsTraining() && !in.Job.Shard.Sharded() && !in.PinGPUs {
 			b.WriteString(", on every GPU of a data-parallel job")
 		}
 	} else {
 		fmt.Fprintf(&b, "the job cannot be estimated: %v", v.err)
 	}
 	fmt.Fprintf(&b, "; the largest GPU offered has %s GiB (%s %s)", num1(largest.MemPerDeviceGiB()), largest.Provider, largest.InstanceType)
-	if in.Job.Offload != "" && in.Job.Offload != "none" {
+	if in.Job.Offload.Enabled() {
 		b.WriteString("; offloaded jobs also need host RAM of cpu_ram_gib + 10 % + 8 GiB")
 	}
 	var would []string

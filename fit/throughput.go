@@ -136,7 +136,7 @@ const (
 // tested and benchmarked on its own. Counts are float64 because they enter products of
 // 1e9-1e13 quantities.
 type TimeModel struct {
-	Task string // TaskInference, TaskFullFT, TaskLoRA, TaskQLoRA
+	Task Task // TaskInference, TaskFullFT, TaskLoRA, TaskQLoRA
 
 	ActiveParams    float64 // parameters each token passes through (MoE: shared + top-k)
 	Params          float64 // all parameters the GPUs hold
@@ -156,7 +156,8 @@ type TimeModel struct {
 	GradCkpt       bool
 	EagerAttention bool
 	Batch, SeqLen  float64 // micro-batch per GPU, tokens per sample
-	Shard, Offload string
+	Shard          Shard
+	Offload        Offload
 
 	// Inference workload.
 	Engine       string  // "" = DefaultEngine
@@ -493,7 +494,7 @@ func TimeModelFor(mod *Model, r *Result) *TimeModel {
 	}
 	if j.Precision == "fp32" {
 		tm.ComputeBytes, tm.GradBytes = 4, 4
-	} else if strings.HasSuffix(j.Precision, "-mixed") {
+	} else if j.Precision.Mixed() {
 		tm.GradBytes = 4 // fp32 master weights: gradients are reduced in fp32
 	}
 	qb := 0.0
@@ -541,7 +542,7 @@ func TimeModelFor(mod *Model, r *Result) *TimeModel {
 // when the catalog lacks the figures. count is the GPUs the job uses (a slice's
 // fraction for vGPU offers). link overrides the GPU's own GPU-GPU link (instance
 // knowledge); negative keeps it.
-func TimeGPUFor(spec pricing.GPU, precision string, count, link float64) (TimeGPU, bool) {
+func TimeGPUFor(spec pricing.GPU, precision Precision, count, link float64) (TimeGPU, bool) {
 	g := TimeGPU{Arch: spec.Architecture, HBM: spec.HBM(), Count: count}
 	if spec.BandwidthGBs == nil {
 		return g, false

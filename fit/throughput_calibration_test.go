@@ -98,7 +98,7 @@ func loadThroughputCases(t *testing.T, path string) []throughputCase {
 		default:
 			flags["shard"] = s
 		}
-		if flags["task"] == TaskInference && c.gpus > 1 {
+		if flags["task"] == string(TaskInference) && c.gpus > 1 {
 			flags["shard"] = "tp"
 		}
 		// NVIDIA DeepLearningExamples' BERT (2019 code) computes attention unfused:
@@ -114,8 +114,8 @@ func loadThroughputCases(t *testing.T, path string) []throughputCase {
 		if c.job, err = ParseJob(flags); err != nil {
 			where("%v", err)
 		}
-		c.kind = c.job.Task
-		if c.kind == TaskInference {
+		c.kind = string(c.job.Task)
+		if c.job.Task == TaskInference {
 			c.kind = "inference-" + strings.TrimSuffix(get(row, "metric"), "_tokens_per_s")
 		}
 		// The source says which engine measured the row.
