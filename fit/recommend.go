@@ -488,6 +488,11 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	if err := checkTimeInput(&in); err != nil {
 		return nil, err
 	}
+	// A serving workload sizes the KV cache too: without --seq-len, a sequence holds
+	// the prompt and the whole output.
+	if !in.Job.IsTraining() && in.Job.SeqLen == 0 && in.PromptTokens+in.OutputTokens > 0 {
+		in.Job.SeqLen = int(math.Ceil(in.PromptTokens + in.OutputTokens))
+	}
 	if in.MFU < 0 || in.MFU > 1 {
 		return nil, pricing.ParamErrorf(pricing.Invalid, "mfu", "--mfu %v: want a fraction between 0 and 1", in.MFU)
 	}

@@ -106,6 +106,14 @@ func TestRecommendInferenceFields(t *testing.T) {
 			t.Errorf("%s: %.3f h is less than decoding 1e6 tokens at %.1f tok/s", f.InstanceType, *f.EstHours, *f.TokensPerSec)
 		}
 	}
+	// Without --seq-len the memory estimate holds prompt + output per sequence.
+	if got := rec.Estimate.Job.SeqLen; got != 2048 {
+		t.Errorf("explicit seq-len 2048 became %d", got)
+	}
+	in.Job.SeqLen = 0
+	if got := recommend(t, in).Estimate.Job.SeqLen; got != 1200 {
+		t.Errorf("seq-len from 1000 prompt + 200 output tokens = %d; want 1200", got)
+	}
 	for _, bad := range []RecommendInput{{Engine: "tgi"}, {PromptTokens: -1}} {
 		bad.Model, bad.Job, bad.Offers = m, in.Job, in.Offers
 		if _, err := Recommend(bad); err == nil {
