@@ -99,7 +99,7 @@ func TestRecommendPCIeInstancePowerCap(t *testing.T) {
 		offer("lambda", "gpu_1x_a100_sxm4", "A100-80GB", 1, 80, 1.80),
 		offer("lambda", "gpu_1x_a100_pcie", "A100-80GB", 1, 80, 1.29),
 	}
-	in := RecommendInput{Model: m, Job: Job{Task: TaskLoRA, Batch: 4, SeqLen: 2048}, Offers: offers, Tokens: 1e7}
+	in := RecommendInput{Model: m, Job: Job{Task: TaskLoRA, Batch: 1, SeqLen: 2048}, Offers: offers, Tokens: 1e7}
 	rec := recommend(t, in)
 	hours := map[string]float64{}
 	for _, f := range rec.Offers {
@@ -109,6 +109,9 @@ func TestRecommendPCIeInstancePowerCap(t *testing.T) {
 		hours[f.InstanceType] = *f.EstHours
 	}
 	sxm, pcie := hours["gpu_1x_a100_sxm4"], hours["gpu_1x_a100_pcie"]
+	if len(hours) != 2 {
+		t.Fatalf("timed offers %v; want both (%s)", hours, rec.NearestMiss)
+	}
 	capRatio := 312 / (300 / (400.0 / 312)) // 1.333: listed peak over the 300 W card's sustained TFLOPS
 	if r := pcie / sxm; r <= 1.1 || r > capRatio*(1+1e-9) {
 		t.Errorf("PCIe/SXM time ratio %.3f; want above 1.1 and at most %.3f", r, capRatio)
