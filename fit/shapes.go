@@ -12,6 +12,14 @@ type ShapeNeed struct {
 	MaxPriceUSDHr float64 // +Inf: no bound
 }
 
+// ShapeReadable reports whether Recommend's answer for in is decided by each shape's
+// cheapest offers, so ShapeNeeds applies. Not so for two parts that look at every
+// fitting or excluded offer: the time-cost frontier of --rank job (Frontier) and the
+// per-GPU offer counts of fp8 exclusions (Excluded); those jobs read every offer.
+func ShapeReadable(in RecommendInput) bool {
+	return in.Rank != RankJob && !in.Job.UsesFP8()
+}
+
 // ShapeNeeds lets a caller read only the offers that can appear in Recommend's answer.
 // in.Offers holds the cheapest offer of each offer shape (pricing.Shape) that passed the
 // caller's filters; the result, index-aligned with it, says how many offers of each

@@ -118,6 +118,13 @@ func randomInputs(t *testing.T, r *rand.Rand, n int) []RecommendInput {
 		if r.IntN(4) == 0 {
 			in.PinGPUs, in.Job.GPUs = true, 1+r.IntN(4)
 		}
+		if r.IntN(5) == 0 {
+			in.Job.NodesAuto = true // multi-node: clusters of the cheapest instance types
+		}
+		if r.IntN(4) == 0 {
+			in.Deadline = time.Duration(1+r.IntN(48)) * time.Hour
+			in.Tokens = 1e8
+		}
 		if r.IntN(2) == 0 {
 			in.Tokens = 1e8
 			if r.IntN(2) == 0 {
@@ -168,6 +175,9 @@ func TestShapeNeedsAnswerAsFullScan(t *testing.T) {
 			byShape[o.Shape()] = append(byShape[o.Shape()], o)
 		}
 		for _, in := range randomInputs(t, r, 8) {
+			if !ShapeReadable(in) {
+				continue
+			}
 			in.Offers = offers
 			want, werr := Recommend(in)
 			in.Offers = cheapest

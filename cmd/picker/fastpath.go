@@ -16,11 +16,12 @@ type shapeStore interface {
 }
 
 // recommendOffers returns the offers fit.Recommend needs to answer in as it would over
-// every offer matching q: through the shape read when the store has one (fit.ShapeNeeds
-// plans it), else every matching offer.
+// every offer matching q: through the shape read when the store has one and the answer
+// is decided shape by shape (fit.ShapeReadable; fit.ShapeNeeds plans the read), else
+// every matching offer.
 func recommendOffers(ctx context.Context, st offerStore, q store.Query, in fit.RecommendInput) ([]pricing.Offer, error) {
 	ss, ok := st.(shapeStore)
-	if !ok {
+	if !ok || !fit.ShapeReadable(in) {
 		return st.Offers(ctx, q)
 	}
 	return ss.ReadShapes(ctx, q, func(cheapest []pricing.Offer) ([]store.ShapeNeed, error) {
