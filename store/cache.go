@@ -25,7 +25,7 @@ import (
 // Entries are keyed by the whole query (and, for recommend's shape reads, the shape and
 // need), so different queries never share or overwrite an entry; they are evicted least
 // recently used first when the offers held pass maxOffers (about 250 bytes each) or the
-// entries pass maxEntries. A result larger than a quarter of maxOffers is served but not
+// entries pass maxEntries. A result larger than half of maxOffers is served but not
 // kept: one full listing must not flush every small recommend entry. Concurrent misses
 // of one key (at one version) run the read once (singleflight).
 type offerCache struct {
@@ -86,7 +86,7 @@ func (c *offerCache) get(v int64, key string) (any, bool) {
 }
 
 func (c *offerCache) put(v int64, key string, val any, size int) {
-	if size > c.maxOffers/4 {
+	if size > c.maxOffers/2 {
 		return
 	}
 	c.mu.Lock()
