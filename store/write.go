@@ -226,10 +226,8 @@ type storedOffer struct {
 // offerFacts are the stored columns a refresh overwrites besides the price and
 // last_seen; an offer whose facts and price are unchanged is not rewritten.
 type offerFacts struct {
-	gpuModel                           string
-	gpuCount, gpuMemGiB, vcpus, ramGiB float64
-	currency, source                   string
-	shape                              int64
+	currency, source string
+	shape            int64 // the GPU and host facts (pricing.Shape)
 }
 
 // regionListing is what a snapshot says of one region: whether every offer it lists
@@ -323,7 +321,7 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		default:
 			// Same price: nothing to write when the facts are the same and the observed
 			// time is already stored, or the region's seen row will carry it.
-			f := offerFacts{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, shape}
+			f := offerFacts{o.Currency, o.Source, shape}
 			if f != so.facts || (observed > so.lastSeen && !listed[o.Region].uniform) {
 				_, err = st.touchOffer.ExecContext(ctx, append(facts, observed, so.id)...)
 			}
@@ -378,27 +376,32 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 func (s *Store) readStored(ctx context.Context, tx *sql.Tx, provider string) (map[pricing.Key]*storedOffer, error) {
 	stored := map[pricing.Key]*storedOffer{}
 	strs := map[string]string{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, region, zone, instance_type, purchase, price, gpu_model, gpu_count, gpu_mem_gib,
-		vcpus, ram_gib, currency, source, coalesce(shape_id, 0), last_seen FROM offers WHERE provider = ?`, provider)
+	// Strings are scanned as RawBytes and interned: regions, zones, instance types and
+	// sources repeat across 100k offers, so this map (the refresh's largest) holds one
+	// copy of each and the scan allocates none for the repeats.
+	str := func(b sql.RawBytes) string {
+		if v, ok := strs[string(b)]; ok {
+			return v
+		}
+		v := string(b)
+		strs[v] = v
+		return v
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, region, zone, instance_type, purchase, price, currency, source,
+		coalesce(shape_id, 0), last_seen FROM offers WHERE provider = ?`, provider)
 	if err != nil {
 		return nil, s.dbError("read "+provider+" offers", err)
 	}
 	defer rows.Close()
+	var region, zone, typ, purchase, currency, source sql.RawBytes
 	for rows.Next() {
-		var so storedOffer
-		var k pricing.Key
-		f := &so.facts
-		if err := rows.Scan(&so.id, &k.Region, &k.Zone, &k.InstanceType, &k.Purchase, &so.price, &f.gpuModel, &f.gpuCount, &f.gpuMemGiB,
-			&f.vcpus, &f.ramGiB, &f.currency, &f.source, &f.shape, &so.lastSeen); err != nil {
+		so := &storedOffer{}
+		if err := rows.Scan(&so.id, &region, &zone, &typ, &purchase, &so.price, &currency, &source, &so.facts.shape, &so.lastSeen); err != nil {
 			return nil, s.dbError("read "+provider+" offers", err)
 		}
-		// Regions, zones, instance types and facts repeat across 100k offers: one copy
-		// of each string keeps this map (the refresh's largest) about 10 MB smaller.
-		k.Region, k.Zone, k.InstanceType = intern(strs, k.Region), intern(strs, k.Zone), intern(strs, k.InstanceType)
-		k.Purchase = pricing.Purchase(intern(strs, string(k.Purchase)))
-		f.gpuModel, f.currency, f.source = intern(strs, f.gpuModel), intern(strs, f.currency), intern(strs, f.source)
-		k.Provider, so.region = provider, k.Region
-		stored[k] = &so
+		k := pricing.Key{Provider: provider, Region: str(region), Zone: str(zone), InstanceType: str(typ), Purchase: pricing.Purchase(str(purchase))}
+		so.region, so.facts.currency, so.facts.source = k.Region, str(currency), str(source)
+		stored[k] = so
 	}
 	return stored, s.dbError("read "+provider+" offers", rows.Err())
 }
@@ -412,14 +415,6 @@ func refreshCheapest(ctx context.Context, tx *sql.Tx, provider string) error {
 			ORDER BY price, region, zone LIMIT 1))
 		WHERE provider = ?`, provider)
 	return err
-}
-
-func intern(m map[string]string, s string) string {
-	if v, ok := m[s]; ok {
-		return v
-	}
-	m[s] = s
-	return s
 }
 
 // prepareSeen decides, per region the snapshot lists, whether the seen table can carry
