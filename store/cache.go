@@ -141,3 +141,8 @@ func (s *Store) cachedOffers(ctx context.Context, q Query) ([]pricing.Offer, err
 	out, err := cached(s, v, "offers|"+queryKey(q), func() ([]pricing.Offer, error) { return s.queryOffers(ctx, q) })
 	return slices.Clone(out), err
 }
+
+// DataVersion is the version of the current offers (see offerCache): it changes with
+// every write of any provider's offers, by any process. Callers that keep results
+// derived from offers (the daemon's recommendations) key them by it.
+func (s *Store) DataVersion(ctx context.Context) (int64, error) { return s.dataVersion(ctx) }

@@ -61,6 +61,8 @@ type app struct {
 
 	cfg *config.Config
 	st  *store.Store
+	// recMemo (the daemon's) keeps recommendations until the offers change.
+	recMemo *recommendMemo
 }
 
 // usageError marks errors in how picker was invoked (exit 2, usage printed).

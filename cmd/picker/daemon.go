@@ -32,6 +32,9 @@ const nightlyTimeout = 30 * time.Minute
 // (about 250 bytes each).
 const offerCacheSize = 200_000
 
+// recommendMemoSize bounds the recommendations the daemon keeps (a few KB each).
+const recommendMemoSize = 4096
+
 // Seams for tests: which signals the daemon hears and how it exits at once.
 var (
 	notifySignals = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
@@ -100,6 +103,7 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	// Most API requests repeat a few offer queries (recommend reads every current
 	// offer matching its filters); serve them from memory until the next refresh.
 	st.CacheOffers(offerCacheSize)
+	a.recMemo = newRecommendMemo(recommendMemoSize)
 	ln, err := a.listen(listen)
 	if err != nil {
 		return err

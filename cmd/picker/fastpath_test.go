@@ -20,7 +20,8 @@ type offersOnly struct{ offerStore }
 
 // TestRecommendFastPathMatchesFullScan: on randomized offer sets in a real database,
 // RunRecommend through the shape read answers byte for byte as through the full scan,
-// across jobs, filters, rankings and top counts, with the daemon's cache on and off.
+// across jobs, filters, rankings and top counts, with the daemon's caches (the store's
+// and the recommendation memo) on and off.
 func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(17, 17))
@@ -31,8 +32,10 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if round%2 == 1 {
+		var memo *recommendMemo
+		if round%2 == 1 { // the daemon's caches
 			st.CacheOffers(offerCacheSize)
+			memo = newRecommendMemo(recommendMemoSize)
 		}
 		for _, prov := range []string{"aws", "gcp", "lambda"} {
 			type proto = pricing.Offer
@@ -81,12 +84,13 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 				vals.Set("tokens", "5e8")
 				opt("rank", "job")
 			}
-			answer := func(s offerStore) string {
+			answer := func(s offerStore, memo *recommendMemo) string {
 				o, err := newFakeRecommend(nil, vals)
 				if err != nil {
 					t.Fatalf("%v: %v", vals, err)
 				}
 				o.Store = func(context.Context) (offerStore, error) { return s, nil }
+				o.Memo = memo
 				out, err := RunRecommend(ctx, o)
 				if err != nil {
 					return "error: " + err.Error()
@@ -94,13 +98,41 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 				b, _ := json.Marshal(out)
 				return string(b)
 			}
-			fast, full := answer(st), answer(offersOnly{st})
+			fast, full := answer(st, memo), answer(offersOnly{st}, nil)
+			if again := answer(st, memo); again != fast {
+				t.Fatalf("round %d %s: asked again (memo %v):\n%s\nfirst:\n%s", round, vals.Encode(), memo != nil, again, fast)
+			}
 			if strings.Contains(fast, `"offers":[{`) {
 				answered++
 			}
 			if fast != full {
 				t.Fatalf("round %d %s:\nfast path: %s\nfull scan: %s", round, vals.Encode(), fast, full)
 			}
+		}
+		// A write moves the data version: cached answers give way to the new prices.
+		vals := url.Values{"model": {"llama-2-7b"}, "task": {"qlora"}}
+		ask := func(s offerStore, memo *recommendMemo) string {
+			o, err := newFakeRecommend(nil, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Store, o.Memo = func(context.Context) (offerStore, error) { return s, nil }, memo
+			out, err := RunRecommend(ctx, o)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			b, _ := json.Marshal(out)
+			return string(b)
+		}
+		before := ask(st, memo)
+		cheap := pricing.Offer{Provider: "lambda", Region: "region-0", InstanceType: "cheap-h100", GPUModel: "H100", GPUCount: 1, GPUMemGiB: 80,
+			VCPUs: 26, RAMGiB: 200, Purchase: pricing.OnDemand, PriceUSDHr: 0.01, Currency: "USD", Source: pricing.SourceAPI}
+		if _, err := st.WriteSnapshot(ctx, "lambda", store.WriteInput{Offers: []pricing.Offer{cheap}, Finished: fixedNow}); err != nil {
+			t.Fatal(err)
+		}
+		after, full := ask(st, memo), ask(offersOnly{st}, nil)
+		if after != full || after == before || !strings.Contains(after, "cheap-h100") {
+			t.Errorf("round %d: after a write the answer is\n%s\nwant (full scan)\n%s", round, after, full)
 		}
 		st.Close()
 	}

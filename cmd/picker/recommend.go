@@ -49,6 +49,8 @@ type RecommendOptions struct {
 	IO         *IOStreams // where recommendRun prints; the API and web pages render the result themselves
 	Now        func() time.Time
 	StaleAfter time.Duration // [recommend] stale_after; 0 = no freshness warning
+	// Memo, in the daemon, keeps answers until the offers change (recmemo.go).
+	Memo *recommendMemo
 }
 
 func (o *RecommendOptions) params() []param {
@@ -156,16 +158,11 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 		Engine: o.Engine, PromptTokens: o.PromptTokens, OutputTokens: o.OutputTokens, Requests: o.Requests,
 		SetupHours: o.SetupHours, Deadline: o.Deadline,
 	}
-	offers, err := recommendOffers(ctx, st, q, in)
+	rec, noOffers, err := o.recommend(ctx, st, q, in) // recmemo.go
 	if err != nil {
 		return nil, err
 	}
-	in.Offers = offers
-	rec, err := fit.Recommend(in)
-	if err != nil {
-		return nil, err
-	}
-	if len(offers) == 0 {
+	if noOffers {
 		rec.NearestMiss += "; widen them or run `picker refresh`"
 	}
 	rec.Warnings = append(rec.Warnings, freshnessWarnings(rec.Offers, o.Now(), o.StaleAfter)...)
@@ -208,7 +205,8 @@ func freshnessWarnings(fits []fit.Fit, now time.Time, staleAfter time.Duration) 
 }
 
 func (a *app) newRecommendOptions() *RecommendOptions {
-	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration}
+	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration,
+		Memo: a.recMemo}
 }
 
 func (a *app) recommendCmd() *cobra.Command {
