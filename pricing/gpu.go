@@ -22,9 +22,9 @@ var gpusCSV []byte
 // known (the catalog leaves it empty rather than guessing); 0 means the GPU lacks the
 // feature (e.g. BF16 on a T4).
 type GPU struct {
-	Model        string   `json:"gpu_model"`
-	Vendor       string   `json:"vendor"`
-	Architecture string   `json:"architecture"`
+	Model        string `json:"gpu_model"`
+	Vendor       string `json:"vendor"`
+	Architecture string `json:"architecture"`
 	// MemGB is the datasheet memory in the vendor's GB (what providers report): not what a
 	// program can use. UsableGiB is that: torch.cuda.get_device_properties().total_memory in
 	// GiB (or nvidia-smi's total where only that is published), per UsableSource.

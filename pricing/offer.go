@@ -32,22 +32,22 @@ func ParsePurchase(s string) (Purchase, error) {
 // whole instance. Memory is stored per GPU; totals are derived, never stored, so the two
 // can't disagree.
 type Offer struct {
-	Provider     string    `json:"provider"`
-	Region       string    `json:"region"`
-	Zone         string    `json:"zone"`
-	InstanceType string    `json:"instance_type"`
-	GPUModel     string    `json:"gpu_model"`   // canonical name from the GPU catalog, or the raw name when unknown
-	GPUCount     float64   `json:"gpu_count"`   // fractional for vGPU slices (e.g. 0.125 of an L4)
-	GPUMemGiB    float64   `json:"gpu_mem_gib"` // per whole GPU, also for a slice (which holds GPUCount × GPUMemGiB)
+	Provider     string  `json:"provider"`
+	Region       string  `json:"region"`
+	Zone         string  `json:"zone"`
+	InstanceType string  `json:"instance_type"`
+	GPUModel     string  `json:"gpu_model"`   // canonical name from the GPU catalog, or the raw name when unknown
+	GPUCount     float64 `json:"gpu_count"`   // fractional for vGPU slices (e.g. 0.125 of an L4)
+	GPUMemGiB    float64 `json:"gpu_mem_gib"` // per whole GPU, also for a slice (which holds GPUCount × GPUMemGiB)
 	// GPUMemReportedGiB is the provider's own per-GPU figure, kept as information once
 	// WithUsableMemory has replaced GPUMemGiB by the catalog's usable memory (0 before).
-	GPUMemReportedGiB float64 `json:"gpu_mem_reported_gib,omitempty"`
-	VCPUs        float64   `json:"vcpus"`
-	RAMGiB       float64   `json:"ram_gib"`
-	Purchase     Purchase  `json:"purchase"`
-	PriceUSDHr   float64   `json:"price_usd_hr"`
-	Currency     string    `json:"currency"`
-	ObservedAt   time.Time `json:"observed_at"`
+	GPUMemReportedGiB float64   `json:"gpu_mem_reported_gib,omitempty"`
+	VCPUs             float64   `json:"vcpus"`
+	RAMGiB            float64   `json:"ram_gib"`
+	Purchase          Purchase  `json:"purchase"`
+	PriceUSDHr        float64   `json:"price_usd_hr"`
+	Currency          string    `json:"currency"`
+	ObservedAt        time.Time `json:"observed_at"`
 	// Source says where the price came from: "snapshot" for the embedded catalog,
 	// "api" for a live refresh, "file" for a user's price file.
 	Source string `json:"source"`
