@@ -68,8 +68,13 @@ type Result struct {
 	// PeakAllocatedGiB is what torch.cuda.max_memory_allocated() would report per GPU: the
 	// largest simultaneous sum of live tensors.
 	PeakAllocatedGiB float64 `json:"peak_allocated_gib"`
+	// PeakReservedGiB is what torch.cuda.max_memory_reserved() would report: peak allocated
+	// plus the caching allocator's reserved-but-free slack (AllocatorOverheadGiB; the model
+	// is allocStaticFrac/allocDynamicFrac, after the PyTorch CUDA semantics notes on block
+	// rounding and segment splitting). It excludes the CUDA context.
+	PeakReservedGiB float64 `json:"peak_reserved_gib"`
 	// DeviceTotalGiB is what the GPU must physically hold (nvidia-smi's view): peak
-	// allocated plus CUDA context plus allocator cache. Compare it with an offer's VRAM.
+	// reserved plus the CUDA context. Compare it with an offer's VRAM.
 	DeviceTotalGiB float64 `json:"device_total_gib"`
 	// CPURAMGiB is host memory the job needs: offloaded states and checkpoint loading.
 	CPURAMGiB            float64  `json:"cpu_ram_gib"`
@@ -110,6 +115,10 @@ type resolved struct {
 	trainable int64
 	// loraDropout: bytes per token, whole model, that LoRA dropout keeps (see layerBytes).
 	loraDropout float64
+	// Framework switches (framework.go): adapters (and their gradients and optimizer
+	// states) in fp32 over a 16-bit base; chunked LM head/loss; a fused optimizer step; the
+	// optimizer applied during backward (no full set of gradients).
+	adapterFP32, chunkedLoss, fusedOptim, optimInBwd bool
 }
 
 // invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
@@ -127,7 +136,7 @@ func (r *resolved) note(format string, args ...any) {
 func resolve(m *Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
 	for _, step := range []func(*Model, *resolved) error{
-		resolveTask, resolvePrecision, resolveQuant, resolveRuntime, resolveParallelism, resolveGradCkpt, resolveLength, resolveLoRA,
+		resolveTask, resolveFramework, resolvePrecision, resolveQuant, resolveRuntime, resolveParallelism, resolveGradCkpt, resolveLength, resolveLoRA,
 	} {
 		if err := step(m, r); err != nil {
 			return nil, err
@@ -336,7 +345,9 @@ func resolveLoRA(m *Model, r *resolved) error {
 	r.targets = t
 	r.LoRATargets = append([]string{}, t...)
 	r.trainable = m.loraParams(t, int64(r.LoRARank))
-	r.loraDropout = m.loraDropoutPerToken(t, r.b)
+	if r.LoRADropout != nil && *r.LoRADropout > 0 {
+		r.loraDropout = m.loraDropoutPerToken(t, r.b)
+	}
 	if r.trainable == 0 {
 		return invalid("lora-targets", "--lora-targets %s: no linear layer of %s matches", strings.Join(spec, ","), m.Name)
 	}
@@ -442,6 +453,7 @@ func Estimate(m *Model, job Job) (*Result, error) {
 			Activations: round3(bd.Activations / gib), KVCache: round3(bd.KVCache / gib), Workspace: round3(bd.Workspace / gib),
 		},
 		PeakAllocatedGiB:     round3(peak / gib),
+		PeakReservedGiB:      round3((peak + alloc) / gib),
 		CUDAContextGiB:       CUDAContextGiB,
 		AllocatorOverheadGiB: round3(alloc / gib),
 		DeviceTotalGiB:       round3(peak/gib + CUDAContextGiB + alloc/gib),
@@ -612,7 +624,7 @@ type trainMem struct {
 func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 	var t trainMem
 	t.trainWeights(m, r)
-	t.trainGrads(r)
+	t.trainGrads(m, r)
 	t.optimizerStates(m, r)
 	t.shard(m, r)
 	t.offload(m, r)
@@ -651,7 +663,7 @@ func (t *trainMem) trainWeights(m *Model, r *resolved) {
 	}
 	if !full {
 		ab := r.b
-		if r.mixed {
+		if r.mixed || r.adapterFP32 {
 			ab = 4
 		}
 		t.adapters = T * ab
@@ -668,12 +680,17 @@ func (t *trainMem) trainWeights(m *Model, r *resolved) {
 // lower, since the gradients replace the activations during the backward pass (H200,
 // measured_gpu.csv ft-tl-bf16true-b4-s512, same job without accumulation: 10.76 GiB):
 // the estimate keeps the accumulation case, which errs on the side of fitting.
-func (t *trainMem) trainGrads(r *resolved) {
+func (t *trainMem) trainGrads(m *Model, r *resolved) {
 	gradB := r.b
-	if r.amp() || (r.Task != TaskFullFT && r.mixed) {
+	if r.amp() || (r.Task != TaskFullFT && (r.mixed || r.adapterFP32)) {
 		gradB = 4
 	}
 	t.grads = float64(r.trainable) * gradB
+	if r.optimInBwd {
+		// torchtune optimizer_in_bwd: a hook steps and frees each parameter's gradient as
+		// soon as it is computed, so at most the largest tensor's gradient is live.
+		t.grads = math.Min(t.grads, float64(m.largestTensor)*gradB)
+	}
 }
 
 // optimizerStates: the optimizer's states (+ fp32 master weights under ZeRO-style mixed
@@ -682,13 +699,16 @@ func (t *trainMem) optimizerStates(m *Model, r *resolved) {
 	T := float64(r.trainable)
 	full := r.Task == TaskFullFT
 	stateB := 4.0
-	if !r.mixed && r.b == 2 {
+	if !r.mixed && r.b == 2 && (full || !r.adapterFP32) {
 		stateB = 2 // true bf16/fp16 training keeps the states in that dtype
 	}
 	switch r.Optimizer {
 	case "adamw":
 		t.opt = 2 * stateB * T  // m and v
 		t.stepTemp = stateB * T // foreach AdamW materialises sqrt(v) for all params at once
+		if r.fusedOptim {
+			t.stepTemp = 0 // AdamW(fused=True) updates each tensor in one kernel, no temporaries
+		}
 	case "adamw-8bit", "paged-adamw-8bit":
 		t.opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)
 	case "adafactor":
@@ -779,6 +799,18 @@ func (t *trainMem) activations(m *Model, r *resolved) {
 		}
 		if m.logitSoftcap {
 			perTok += 2 * 4 // tanh soft-capping keeps its fp32 input and output
+		}
+		if r.chunkedLoss {
+			// Chunked head and loss keep every chunk's logits (compute dtype) and the
+			// log-softmax cross-entropy saves for backward: LitGPT's chunked_cross_entropy
+			// runs on the bf16 chunks, torchtune's CEWithChunkedOutputLoss upcasts each chunk
+			// to fp32 first. No fp32 copy of the whole logits exists, but autograd runs every
+			// chunk's loss backward (later sequence numbers first) before any chunk's head
+			// backward, so all the logits' gradients (compute dtype) are live at once.
+			perTok = r.b + r.b + r.b
+			if r.Framework == FrameworkTorchtune {
+				perTok = r.b + 4 + r.b
+			}
 		}
 		t.ws = tokens * float64(m.vocab) * perTok
 	}

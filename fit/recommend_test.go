@@ -132,8 +132,8 @@ func TestRecommendBF16OnT4(t *testing.T) {
 	if len(rec.Offers) == 0 || rec.Offers[0].InstanceType != "t4" {
 		t.Fatalf("fits = %+v; want the T4 first, running fp16", rec.Offers)
 	}
-	if len(rec.Offers[0].Notes) == 0 || !strings.Contains(rec.Offers[0].Notes[0], "fp16-mixed") {
-		t.Errorf("T4 notes = %v; want it switched to fp16-mixed", rec.Offers[0].Notes)
+	if len(rec.Offers[0].Notes) == 0 || !strings.Contains(rec.Offers[0].Notes[0], "runs in fp16") {
+		t.Errorf("T4 notes = %v; want it switched to fp16 (hf LoRA: fp16 base, fp32 adapters)", rec.Offers[0].Notes)
 	}
 	if !strings.Contains(strings.Join(rec.Warnings, "\n"), "T4 has no bf16") {
 		t.Errorf("warnings %v do not mention the T4's missing bf16", rec.Warnings)
