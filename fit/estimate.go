@@ -293,6 +293,11 @@ func resolveParallelism(m *Model, r *resolved) error {
 	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
 		r.note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
 	}
+	if r.Shard == "tp" && r.GPUs > 1 && !m.tpValid(r.GPUs) {
+		// vLLM (and TGI) require the tensor-parallel degree to divide the attention heads.
+		return invalid("gpus", "--gpus %d with tensor parallelism: %s has %d attention heads, which %d does not divide; valid degrees up to %d: %s",
+			r.GPUs, m.Name, m.dec.heads, r.GPUs, max(r.GPUs, 8), joinInts(m.TPDegrees(max(r.GPUs, 8))))
+	}
 	return nil
 }
 
@@ -982,4 +987,12 @@ func estimateImage(m *Model, r *resolved) Breakdown {
 	bd.Weights = weights
 	bd.Activations = math.Max(den, vae)
 	return bd
+}
+
+func joinInts(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, ", ")
 }

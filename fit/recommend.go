@@ -64,6 +64,9 @@ type RecommendInput struct {
 	Tokens      float64 // training or generated tokens of the whole job; 0 = no time estimate
 	MFU         float64 // 0 = DefaultMFU
 	Top         int     // 0 = 10
+	// Vendor keeps only GPUs of that vendor (VendorNVIDIA, VendorAMD); "" or VendorAny
+	// keeps all. Excluded offers are counted in Recommendation.Exclusions.
+	Vendor string
 }
 
 // Fit is one offer that can run the job, with what it would need and cost.
@@ -75,7 +78,9 @@ type Fit struct {
 	// EstHours and EstCostUSD are nil without --tokens or when the GPU lacks the figure.
 	EstHours   *float64 `json:"est_hours"`
 	EstCostUSD *float64 `json:"est_cost_usd"`
-	// GPUsUsed is the GPU count the job was estimated at on this offer.
+	// GPUsUsed is the GPU count the job was estimated at on this offer: for tensor-parallel
+	// inference the largest degree dividing the attention heads, which may leave GPUs of
+	// the instance idle (the whole instance is still paid for).
 	GPUsUsed int `json:"gpus_used"`
 	// Notes say how the job had to change for this GPU (fp16 instead of bf16, …).
 	Notes []string `json:"notes,omitempty"`
@@ -108,6 +113,9 @@ type Recommendation struct {
 	Warnings []string     `json:"warnings"`
 	// NearestMiss explains why nothing fits; empty when some offer fits.
 	NearestMiss string `json:"nearest_miss,omitempty"`
+	// Exclusions counts the offers the software stack or --vendor kept out, by reason
+	// (stack.go); empty when none.
+	Exclusions []Exclusion `json:"exclusions"`
 }
 
 // gpuCaps is what the recommender needs to know of an offer's GPU.
@@ -116,6 +124,19 @@ type gpuCaps struct {
 	bf16  bool
 	flash bool
 	spec  pricing.GPU
+}
+
+// memPerDevice is what one process can use on one device of the offer: the GPU model's
+// usable memory (gpus.csv usable_gib, whatever the provider reported), or the slice's share
+// of it.
+func (c *gpuCaps) memPerDevice(o *pricing.Offer) float64 {
+	if !c.known || c.spec.UsableGiB <= 0 {
+		return o.MemPerDeviceGiB()
+	}
+	if o.Fractional() {
+		return o.GPUCount * c.spec.UsableGiB
+	}
+	return c.spec.UsableGiB
 }
 
 type variantKey struct {
@@ -143,6 +164,8 @@ type evaluator struct {
 	offload  bool
 	// minGPUs skips offers with fewer GPUs (the ZeRO-3 rung needs GPUs to shard across).
 	minGPUs int
+	needs   stackNeeds
+	tp      bool // tensor-parallel inference: GPU counts must divide the attention heads
 }
 
 // maxCachedGPUs bounds the GPU counts the variant cache holds; larger counts (none
@@ -154,8 +177,17 @@ func newEvaluator(in *RecommendInput, job Job, caps []*gpuCaps) *evaluator {
 	if h < 0 {
 		h = DefaultHeadroomPct
 	}
-	return &evaluator{in: in, job: job, headroom: h, caps: caps,
+	e := &evaluator{in: in, job: job, headroom: h, caps: caps,
 		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled()}
+	probe := job
+	if !in.PinGPUs || probe.GPUs == 0 {
+		probe.GPUs = 1
+	}
+	if res, err := Estimate(in.Model, probe); err == nil {
+		e.needs = needsOf(res, in.Vendor)
+	}
+	e.tp = !job.IsTraining() && !in.Model.IsImageModel() && (job.Shard == "" || job.Shard == "tp")
+	return e
 }
 
 func (e *evaluator) variant(k variantKey) *variant {
@@ -201,6 +233,9 @@ func (e *evaluator) gpusFor(o *pricing.Offer) int {
 		}
 		return want
 	}
+	if e.tp {
+		return e.in.Model.largestTP(n)
+	}
 	return n
 }
 
@@ -222,16 +257,16 @@ func (e *evaluator) evaluate(i int) (cand, bool) {
 		return cand{}, false
 	}
 	c := e.caps[i]
-	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
-	if fp16 && !c.bf16 && e.job.IsTraining() && e.job.Precision == "bf16" {
-		return cand{}, false // pure-bf16 training has no fp16 equivalent without loss scaling
+	if r, _ := e.needs.reason(c); r != "" {
+		return cand{}, false // counted in Recommendation.Exclusions
 	}
+	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
 	vk := variantKey{g, fp16}
 	v := e.variant(vk)
 	if v.err != nil {
 		return cand{}, false
 	}
-	mem := o.MemPerDeviceGiB()
+	mem := c.memPerDevice(o)
 	if v.need > mem+1e-9 {
 		return cand{}, false
 	}
@@ -284,7 +319,7 @@ func keyLess(a, b *pricing.Offer) bool {
 // fit turns a candidate into the reported Fit.
 func (e *evaluator) fit(cd cand) Fit {
 	o := &e.in.Offers[cd.i]
-	f := Fit{Offer: *o, NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
+	f := Fit{Offer: o.WithUsableMemory(), NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
 	if cd.hours < 0 && e.in.Tokens > 0 && e.in.Rank != RankJob {
 		if h, ok := jobHours(e.in.Model, e.variant(cd.vk).res, o, e.caps[cd.i], cd.vk.gpus, e.in.Tokens, e.in.MFU); ok {
 			cd.hours = h
@@ -295,6 +330,11 @@ func (e *evaluator) fit(cd cand) Fit {
 		c := round3(cd.hours * o.PriceUSDHr)
 		f.EstHours, f.EstCostUSD = &h, &c
 	}
+	if n := int(math.Floor(o.GPUCount + 1e-9)); e.tp && !e.in.PinGPUs && cd.vk.gpus < n {
+		f.Notes = append(f.Notes, fmt.Sprintf("tensor parallelism on %d of the %d GPUs: the degree must divide %s's %d attention heads (the whole instance is paid for)",
+			cd.vk.gpus, n, e.in.Model.Name, e.in.Model.dec.heads))
+	}
+	f.Notes = append(f.Notes, stackNotes(e.caps[cd.i])...)
 	if cd.vk.fp16 {
 		c := e.caps[cd.i]
 		prec := e.variant(cd.vk).res.Job.Precision
@@ -356,13 +396,20 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	ev := newEvaluator(&in, in.Job, caps)
 	fits := rankFits(ev, in.Top)
 	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}}
+	// The estimate is the job as asked, at the best offer's GPU count: an offer's own
+	// adaptation (fp16 on a GPU without bf16) is in that offer's notes and need.
+	rec.Estimate = baseRes
 	if len(fits) > 0 {
-		rec.Estimate = ev.variant(fits[0].vk).res
-	} else {
-		rec.Estimate = baseRes
+		if v := ev.variant(variantKey{fits[0].vk.gpus, false}); v.err == nil {
+			rec.Estimate = v.res
+		}
 	}
+	rec.Exclusions = countExclusions(&in, caps, ev.needs)
 	rec.Ladder = ladder(&in, caps, fits)
 	rec.Warnings = warnings(&in, rec)
+	if w := exclusionWarning(rec.Exclusions); w != "" {
+		rec.Warnings = append(rec.Warnings, w)
+	}
 	if len(fits) == 0 {
 		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder)
 	}
@@ -606,47 +653,13 @@ func warnings(in *RecommendInput, rec *Recommendation) []string {
 // caller may add what to do about it.
 const NoOffersMiss = "no offers match the filters (provider, region, GPU model, purchase, price)"
 
-// nearestMiss explains why no offer fits: the need, the largest GPU on offer, and the
-// ladder steps that would fit.
+// nearestMiss explains why no offer fits: the binding constraint (capability, host RAM,
+// GPU count or memory; missreason.go) and the smallest change that would fit.
 func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 	if len(in.Offers) == 0 {
 		return NoOffersMiss
 	}
-	var largest *pricing.Offer
-	for i := range in.Offers {
-		o := &in.Offers[i]
-		if largest == nil || o.MemPerDeviceGiB() > largest.MemPerDeviceGiB() || (o.MemPerDeviceGiB() == largest.MemPerDeviceGiB() && o.GPUCount > largest.GPUCount) {
-			largest = o
-		}
-	}
-	g := 1
-	if in.PinGPUs {
-		g = max(in.Job.GPUs, 1)
-	}
-	v := ev.variant(variantKey{g, false})
-	var b strings.Builder
-	if v.err == nil {
-		fmt.Fprintf(&b, "needs %s GiB per GPU (%s GiB device total + %s %% headroom)", num1(v.need), num1(v.res.DeviceTotalGiB), num1(ev.headroom))
-		if in.Job.IsTraining() && !in.Job.Shard.Sharded() && !in.PinGPUs {
-			b.WriteString(", on every GPU of a data-parallel job")
-		}
-	} else {
-		fmt.Fprintf(&b, "the job cannot be estimated: %v", v.err)
-	}
-	fmt.Fprintf(&b, "; the largest GPU offered has %s GiB (%s %s)", num1(largest.MemPerDeviceGiB()), largest.Provider, largest.InstanceType)
-	if in.Job.Offload.Enabled() {
-		b.WriteString("; offloaded jobs also need host RAM of cpu_ram_gib + 10 % + 8 GiB")
-	}
-	var would []string
-	for _, s := range steps {
-		if s.Cheapest != nil {
-			would = append(would, fmt.Sprintf("`%s` (%s, %s GiB per GPU) would fit: %s %s %s at $%s/h", s.Flags, s.Change, num1(s.DeviceTotalGiB), s.Cheapest.Provider, s.Cheapest.Region, s.Cheapest.InstanceType, num2(s.Cheapest.PriceUSDHr)))
-		}
-	}
-	if len(would) > 0 {
-		b.WriteString("; " + strings.Join(would, "; or "))
-	}
-	return b.String()
+	return bindingMiss(in, ev, steps)
 }
 
 func num1(v float64) string { return fmt.Sprintf("%.1f", v) }

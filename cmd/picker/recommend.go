@@ -36,6 +36,7 @@ type RecommendOptions struct {
 	Top         int
 	HeadroomPct float64
 	MFU         float64
+	Vendor      string // fit.VendorAny, VendorNVIDIA or VendorAMD
 
 	Resolve    ModelResolver
 	Store      func(context.Context) (offerStore, error)
@@ -55,6 +56,8 @@ func (o *RecommendOptions) params() []param {
 		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
 			set: func(v string) (err error) { o.Top, err = parseInt("top", 1)(v); return }},
 		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(fit.DefaultHeadroomPct), set: o.setHeadroom},
+		param{name: "vendor", usage: "GPU vendor: nvidia, amd or any", def: fit.VendorAny,
+			set: func(v string) (err error) { o.Vendor, err = fit.ParseVendor(v); return }},
 		param{name: "mfu", kind: kindFloat, usage: "model-FLOPs utilisation assumed for training time", def: strconv.FormatFloat(fit.DefaultMFU, 'g', -1, 64),
 			set: func(v string) (err error) { o.MFU, err = parseFloat("mfu")(v); return }},
 	)
@@ -104,7 +107,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	}
 	rec, err := fit.Recommend(fit.RecommendInput{
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs, Offers: offers,
-		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
+		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top, Vendor: o.Vendor,
 	})
 	if err != nil {
 		return nil, err
@@ -276,6 +279,21 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(s.ErrOut, "warning:", warn)
 	}
+	if s.Verbose {
+		for _, e := range r.Exclusions {
+			fmt.Fprintf(s.ErrOut, "excluded: %d offers on %s: %s [%s]\n", e.Offers, strings.Join(e.GPUModels, ", "), e.Detail, e.Reason)
+		}
+		if r.Estimate != nil {
+			for _, a := range r.Estimate.Assumptions {
+				fmt.Fprintln(s.ErrOut, "assumption:", a)
+			}
+		}
+		for _, f := range r.Offers {
+			for _, n := range f.Notes {
+				fmt.Fprintf(s.ErrOut, "note: %s %s: %s\n", f.Provider, f.InstanceType, n)
+			}
+		}
+	}
 	return nil
 }
 
@@ -318,6 +336,15 @@ func estimateSummary(r *fit.Result, headroomPct float64) string {
 	gpus := ""
 	if r.Job.GPUs > 1 {
 		gpus = fmt.Sprintf(" on each of %d GPUs", r.Job.GPUs)
+	}
+	var defaults []string
+	for _, a := range r.Assumptions {
+		if strings.HasPrefix(a, string(r.Job.Framework)+" default:") {
+			defaults = append(defaults, strings.TrimPrefix(a, string(r.Job.Framework)+" default: "))
+		}
+	}
+	if len(defaults) > 0 {
+		gpus += "\n" + string(r.Job.Framework) + " defaults: " + strings.Join(defaults, "; ")
 	}
 	return fmt.Sprintf("%s, %s: needs %s GiB per GPU%s (%s); %s GiB with %s %% headroom", r.Model.Name, jobSummary(r.Job),
 		num(r.DeviceTotalGiB, 1), gpus, strings.Join(big, ", "), num(r.DeviceTotalGiB*(1+headroomPct/100), 1), num(headroomPct, 1))
