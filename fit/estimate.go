@@ -484,11 +484,18 @@ func standardNotes(m *Model, r *resolved) []string {
 			add("mixed precision with PyTorch AMP: fp32 weights + a %s autocast copy, fp32 gradients, fp32 optimizer states", strings.TrimSuffix(string(r.Precision), "-mixed"))
 		case r.mixed:
 			add("mixed precision as in the ZeRO paper: 16-bit weights and gradients, fp32 master weights with the optimizer states (2+2+12 bytes/param for AdamW)")
+		case r.Precision != "fp32" && r.adapterFP32 && r.Task != TaskFullFT:
+			add("frozen base weights in %s: %.0f bytes/param; adapters, their gradients and optimizer states in fp32 (PEFT autocast_adapter_dtype=True)", r.Precision, r.store)
 		case r.Precision != "fp32":
 			add("true %s training: weights, gradients and optimizer states in %s", r.Precision, r.Precision)
 		}
 		if r.Task != TaskFullFT {
-			add("LoRA r=%d on %s: %d trainable parameters; the frozen base keeps no gradients or optimizer states; lora_dropout > 0 (PEFT recipes use 0.05-0.1) keeps a dropped-out copy of each adapted layer's input", r.LoRARank, strings.Join(r.targets, ","), r.trainable)
+			add("LoRA r=%d on %s: %d trainable parameters; the frozen base keeps no gradients or optimizer states", r.LoRARank, strings.Join(r.targets, ","), r.trainable)
+			if r.LoRADropout != nil && *r.LoRADropout > 0 {
+				add("lora_dropout %.2g keeps a dropped-out copy of each adapted layer's input and a 1-byte mask", *r.LoRADropout)
+			} else {
+				add("lora_dropout 0: no dropout copies (PEFT recipes often set 0.05-0.1: --lora-dropout)")
+			}
 			if r.mixed {
 				base := "fp32 (autocast casts frozen weights on the fly; use --precision bf16 for a base loaded in bf16)"
 				if r.quantB > 0 {
@@ -733,13 +740,21 @@ func (t *trainMem) optimizerStates(m *Model, r *resolved) {
 // gatherCap is what ZeRO-3/FSDP keep gathered: the layer being computed and the one
 // prefetched, or DeepSpeed's stage3_max_live_parameters when larger.
 func gatherCap(m *Model, r *resolved) float64 {
-	layerBytes := float64(m.dec.layerParams) * r.store
+	// FSDP MixedPrecision(param_dtype=bf16) all-gathers the unsharded parameters in the
+	// compute dtype (torch.distributed.fsdp.MixedPrecision docs: full precision only
+	// outside forward/backward, in the shards); DeepSpeed's bf16/fp16 modes hold the
+	// parameters in 16 bits.
+	gatherB := r.store
+	if r.mixed {
+		gatherB = r.b
+	}
+	layerBytes := float64(m.dec.layerParams) * gatherB
 	if r.quantB > 0 {
 		layerBytes = float64(m.dec.layerParams) * r.quantB
 	}
 	capB := 2 * layerBytes
 	if r.Shard == "zero3" {
-		capB = math.Max(capB, zero3MaxLiveParams*r.store)
+		capB = math.Max(capB, zero3MaxLiveParams*gatherB)
 	}
 	return capB
 }

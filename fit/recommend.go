@@ -631,7 +631,10 @@ func warnings(in *RecommendInput, rec *Recommendation) []string {
 		}
 	}
 	for _, n := range fp16 {
-		w = append(w, n+" (fp16 may need loss scaling; check numerics)")
+		if strings.Contains(n, "runs in fp16") {
+			n += " (fp16 may need loss scaling; check numerics)"
+		}
+		w = append(w, n)
 	}
 	if in.Tokens > 0 {
 		var missing []string

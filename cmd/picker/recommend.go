@@ -343,9 +343,10 @@ func estimateSummary(r *fit.Result, headroomPct float64) string {
 			defaults = append(defaults, strings.TrimPrefix(a, string(r.Job.Framework)+" default: "))
 		}
 	}
+	tail := ""
 	if len(defaults) > 0 {
-		gpus += "\n" + string(r.Job.Framework) + " defaults: " + strings.Join(defaults, "; ")
+		tail = "\n" + string(r.Job.Framework) + " defaults: " + strings.Join(defaults, "; ")
 	}
 	return fmt.Sprintf("%s, %s: needs %s GiB per GPU%s (%s); %s GiB with %s %% headroom", r.Model.Name, jobSummary(r.Job),
-		num(r.DeviceTotalGiB, 1), gpus, strings.Join(big, ", "), num(r.DeviceTotalGiB*(1+headroomPct/100), 1), num(headroomPct, 1))
+		num(r.DeviceTotalGiB, 1), gpus, strings.Join(big, ", "), num(r.DeviceTotalGiB*(1+headroomPct/100), 1), num(headroomPct, 1)) + tail
 }
