@@ -9,10 +9,17 @@ import (
 	"github.com/pickergpu/picker/pricing"
 )
 
+// capGroup is the offers one capability reason keeps out although they would fit.
+type capGroup struct {
+	detail    string
+	gpuModels []string
+	offers    int
+}
+
 // missTally is what bindingMiss learns from judging every offer on each constraint on its
 // own: which offers fail only on one of them.
 type missTally struct {
-	capOnly   map[string]*Exclusion // memory, count and RAM fit; the stack or --vendor does not
+	capOnly   map[string]*capGroup // memory, count and RAM fit; the stack or --vendor does not
 	ramOnly   int                   // everything fits but host RAM
 	ramNeed   float64
 	ramBest   *pricing.Offer
@@ -27,7 +34,7 @@ type missTally struct {
 // on: capability (the memory is there but the GPU cannot run the stack), host RAM for
 // offload, the pinned GPU count, then memory, each with the smallest change that would fit.
 func bindingMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
-	t := missTally{capOnly: map[string]*Exclusion{}, memShort: math.Inf(1)}
+	t := missTally{capOnly: map[string]*capGroup{}, memShort: math.Inf(1)}
 	for i := range in.Offers {
 		o := &in.Offers[i]
 		c := ev.caps[i]
@@ -39,7 +46,7 @@ func bindingMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 			continue
 		}
 		fp16 := c.known && ((!c.bf16 && ev.bf16) || (!c.flash && ev.flash))
-		v := ev.variant(variantKey{g, fp16})
+		v := ev.variant(variantKey{g, fp16, 1})
 		if v.err != nil {
 			continue
 		}
@@ -52,12 +59,12 @@ func bindingMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 		case memOK && ramOK && reason != "":
 			e := t.capOnly[reason]
 			if e == nil {
-				e = &Exclusion{Reason: reason, Detail: detail}
+				e = &capGroup{detail: detail}
 				t.capOnly[reason] = e
 			}
-			e.Offers++
-			if !containsStr(e.GPUModels, o.GPUModel) {
-				e.GPUModels = append(e.GPUModels, o.GPUModel)
+			e.offers++
+			if !containsStr(e.gpuModels, o.GPUModel) {
+				e.gpuModels = append(e.gpuModels, o.GPUModel)
 			}
 		case memOK && !ramOK && reason == "":
 			t.ramOnly++
@@ -82,8 +89,8 @@ func bindingMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 		var parts []string
 		for _, r := range reasons {
 			e := t.capOnly[r]
-			sort.Strings(e.GPUModels)
-			parts = append(parts, fmt.Sprintf("%d offers on %s have the memory but %s", e.Offers, strings.Join(e.GPUModels, ", "), e.Detail))
+			sort.Strings(e.gpuModels)
+			parts = append(parts, fmt.Sprintf("%d offers on %s have the memory but %s", e.offers, strings.Join(e.gpuModels, ", "), e.detail))
 		}
 		b.WriteString("capability: " + strings.Join(parts, "; "))
 		if fix := capabilityFix(in.Job, reasons); fix != "" {

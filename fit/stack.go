@@ -2,8 +2,7 @@ package fit
 
 import (
 	"fmt"
-	"slices"
-	"sort"
+		"sort"
 	"strings"
 
 	"github.com/pickergpu/picker/pricing"
@@ -19,7 +18,7 @@ const (
 	ExclVendor    = "vendor"          // --vendor filters the GPU's vendor out
 	ExclNoBnB     = "no-bitsandbytes" // the job needs bitsandbytes kernels the GPU lacks
 	ExclNoBF16    = "no-bf16"         // pure-bf16 training has no fp16 fallback
-	ExclTPDegree  = "tp-degree"       // no tensor-parallel degree dividing the heads fits the pinned --gpus
+	ExclNoFP8     = "no-fp8"          // fp8 job on a GPU without fp8 tensor cores (fp8.go)
 )
 
 // Vendor values (--vendor).
@@ -38,14 +37,6 @@ func ParseVendor(v string) (string, error) {
 		return s, nil
 	}
 	return "", pricing.ParamErrorf(pricing.Invalid, "vendor", "--vendor %q: want nvidia, amd or any", v)
-}
-
-// Exclusion counts the offers one reason kept out of the answer.
-type Exclusion struct {
-	Reason    string   `json:"reason"`
-	Detail    string   `json:"detail"`
-	GPUModels []string `json:"gpu_models"`
-	Offers    int      `json:"offers"`
 }
 
 // stackNeeds is what a job asks of the GPU's software stack.
@@ -116,45 +107,32 @@ func stackNotes(c *gpuCaps) []string {
 	return out
 }
 
-// countExclusions counts, per reason, the offers the stack keeps out, and the GPU models.
-func countExclusions(in *RecommendInput, caps []*gpuCaps, n stackNeeds) []Exclusion {
-	by := map[string]*Exclusion{}
+// stackExclusions counts, per GPU model, the offers the stack or --vendor keeps out
+// (Recommendation.Excluded, beside fp8.go's).
+func stackExclusions(in *RecommendInput, caps []*gpuCaps, n stackNeeds) []Exclusion {
+	var out []Exclusion
+	at := map[string]int{}
 	for i := range in.Offers {
-		r, d := n.reason(caps[i])
-		if r == "" {
+		code, detail := n.reason(caps[i])
+		if code == "" {
 			continue
 		}
-		e := by[r]
-		if e == nil {
-			e = &Exclusion{Reason: r, Detail: d, GPUModels: []string{}}
-			by[r] = e
+		name := in.Offers[i].GPUModel
+		k, ok := at[name]
+		if !ok {
+			k = len(out)
+			at[name] = k
+			out = append(out, Exclusion{GPUModel: name, Reason: detail, Code: code})
 		}
-		e.Offers++
-		if m := in.Offers[i].GPUModel; !slices.Contains(e.GPUModels, m) {
-			e.GPUModels = append(e.GPUModels, m)
+		out[k].Offers++
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].Code != out[b].Code {
+			return out[a].Code < out[b].Code
 		}
-	}
-	out := make([]Exclusion, 0, len(by))
-	for _, e := range by {
-		sort.Strings(e.GPUModels)
-		out = append(out, *e)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Reason < out[b].Reason })
+		return out[a].GPUModel < out[b].GPUModel
+	})
 	return out
-}
-
-// exclusionWarning is the one-line count of what the stack kept out.
-func exclusionWarning(ex []Exclusion) string {
-	if len(ex) == 0 {
-		return ""
-	}
-	total := 0
-	var parts []string
-	for _, e := range ex {
-		total += e.Offers
-		parts = append(parts, fmt.Sprintf("%d on %s (%s)", e.Offers, strings.Join(e.GPUModels, ", "), e.Detail))
-	}
-	return fmt.Sprintf("%d offers excluded: %s", total, strings.Join(parts, "; "))
 }
 
 // TPDegrees are the tensor-parallel degrees the model allows up to limit: divisors of its

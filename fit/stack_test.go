@@ -49,14 +49,14 @@ func TestRecommendStackExclusions(t *testing.T) {
 		t.Fatalf("fits = %v; want t4 then mi300", fitNames(rec.Offers))
 	}
 	got := map[string]int{}
-	for _, e := range rec.Exclusions {
-		got[e.Reason] = e.Offers
+	for _, e := range rec.Excluded {
+		got[e.Code] += e.Offers
 	}
 	if got[ExclNoPyTorch] != 2 || got[ExclNoBnB] != 2 || len(got) != 2 {
-		t.Errorf("exclusions = %+v; want 2 no-pytorch (V520, K80), 2 no-bitsandbytes (M60, MI355X)", rec.Exclusions)
+		t.Errorf("excluded = %+v; want 2 no-pytorch (V520, K80), 2 no-bitsandbytes (M60, MI355X)", rec.Excluded)
 	}
-	if w := strings.Join(rec.Warnings, "\n"); !strings.Contains(w, "4 offers excluded") {
-		t.Errorf("warnings %v do not count the 4 exclusions", rec.Warnings)
+	if w := strings.Join(rec.Warnings, "\n"); !strings.Contains(w, "on K80 excluded: no current PyTorch") || !strings.Contains(w, "on M60 excluded: no bitsandbytes") {
+		t.Errorf("warnings %v do not count the exclusions", rec.Warnings)
 	}
 	if !strings.Contains(strings.Join(rec.Offers[1].Notes, " "), "ROCm") {
 		t.Errorf("MI300X notes %v do not mention ROCm", rec.Offers[1].Notes)
