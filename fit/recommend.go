@@ -808,7 +808,7 @@ var trainingLadder = []ladderChange{
 	{"bf16 mixed precision", "--precision bf16-mixed", "needs an Ampere or newer GPU (fp16-mixed with loss scaling elsewhere); usually no quality loss",
 		func(j Job, t bool) bool { return t && j.Precision == "fp32" }, func(j Job) Job { j.Precision = "bf16-mixed"; return j }, false},
 	{"gradient checkpointing", "--grad-ckpt", "≈20–30 % slower: activations are recomputed in the backward pass",
-		func(j Job, t bool) bool { return t && !j.GradCkpt }, func(j Job) Job { j.GradCkpt = true; return j }, false},
+		func(j Job, t bool) bool { return t && !j.WantsGradCkpt() }, func(j Job) Job { j.GradCkpt = true; return j }, false},
 	{"LoRA instead of a full fine-tune", "--task lora", "trains low-rank adapters only; close to full fine-tuning for most adaptation tasks, weaker for large domain shifts",
 		func(j Job, t bool) bool { return j.Task == TaskFullFT }, func(j Job) Job { j.Task = TaskLoRA; return j }, false},
 	{"ZeRO-3 / FSDP across the instance's GPUs", "--shard zero3", "parameters, gradients and optimizer states split across GPUs; needs several GPUs and fast interconnect (NVLink) to stay efficient",

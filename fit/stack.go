@@ -82,7 +82,7 @@ func (n stackNeeds) reason(c *gpuCaps) (string, string) {
 	case n.vendor != "" && n.vendor != VendorAny && !strings.EqualFold(g.Vendor, n.vendor):
 		return ExclVendor, fmt.Sprintf("--vendor %s", n.vendor)
 	case g.PyTorch == pricing.StackNo:
-		return ExclNoPyTorch, "no current PyTorch wheel runs them (Kepler sm_37, RDNA1 gfx1011)"
+		return ExclNoPyTorch, "no current PyTorch wheel runs it (" + strings.TrimSpace(g.Architecture+", "+g.ComputeCapability) + ")"
 	case n.bnb != "" && !g.BitsAndBytes:
 		return ExclNoBnB, "no bitsandbytes kernels, needed by " + n.bnb
 	case n.pureBF16 && !g.SupportsBF16:
