@@ -113,4 +113,14 @@
 // framework each source used) and testdata/measured_gpu.csv (our H200 runs): together at
 // least 85 % within ±15 % and 70 % within ±10 %, judged as
 // shared/calibration/score.py judges the CLI.
+//
+// Job time (throughput.go, TimeModel): training FLOPs over a per-generation share of the
+// dense peak, plus memory-bound activation and GEMM I/O traffic, QLoRA dequantization per
+// micro-batch, data-parallel/ZeRO-3 collectives over the instance's link (overlapped),
+// tensor-parallel all-reduces and PCIe-bound offload; decoding is the slower of the
+// engine's share of the bandwidth roof (weights + KV cache per step) and the compute
+// roof, prefill is compute-bound. billing.go turns hours into what a provider bills.
+// throughput_calibration_test.go scores the model on testdata/throughput_measured.csv
+// (a copy of shared/calibration/throughput_measured.csv) with throughput_score.py's
+// metric and gates it at 70 % within ±25 % and a median error factor of 1.25.
 package fit

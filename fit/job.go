@@ -24,7 +24,7 @@ type (
 	Offload   string // --offload
 	// KVCacheDtype is --kv-cache-dtype (fp8.go).
 	KVCacheDtype string
-	Framework string // --framework
+	Framework    string // --framework
 )
 
 // Task values (CONTRACT --task).
@@ -54,7 +54,7 @@ var (
 	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params"}
 	// KVCacheDtypes are vLLM's --kv-cache-dtype names: auto = the compute dtype (fp8.go).
 	KVCacheDtypes = []KVCacheDtype{"auto", "fp8"}
-	Frameworks = []Framework{FrameworkHF, FrameworkLitGPT, FrameworkTorchtune}
+	Frameworks    = []Framework{FrameworkHF, FrameworkLitGPT, FrameworkTorchtune}
 )
 
 // Mixed reports whether the precision is automatic mixed precision (fp16-mixed, bf16-mixed).

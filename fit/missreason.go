@@ -20,7 +20,7 @@ type capGroup struct {
 // own: which offers fail only on one of them.
 type missTally struct {
 	capOnly   map[string]*capGroup // memory, count and RAM fit; the stack or --vendor does not
-	ramOnly   int                   // everything fits but host RAM
+	ramOnly   int                  // everything fits but host RAM
 	ramNeed   float64
 	ramBest   *pricing.Offer
 	countMax  *pricing.Offer // most GPUs on one instance, when --gpus pins more

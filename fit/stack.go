@@ -2,7 +2,7 @@ package fit
 
 import (
 	"fmt"
-		"sort"
+	"sort"
 	"strings"
 
 	"github.com/pickergpu/picker/pricing"
