@@ -122,6 +122,9 @@ type resolved struct {
 	// states) in fp32 over a 16-bit base; chunked LM head/loss; a fused optimizer step; the
 	// optimizer applied during backward (no full set of gradients).
 	adapterFP32, chunkedLoss, fusedOptim, optimInBwd bool
+	// gradAccum: the framework's recipes accumulate gradients over micro-batches, so
+	// gradients live through the next forward pass (see trainGrads).
+	gradAccum bool
 }
 
 // invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
@@ -560,17 +563,45 @@ func (m *Model) weightBytes(r *resolved) float64 {
 	if m.ckpt != nil && r.Quant.Quantized() {
 		return m.ckpt.weightBytes(m, r.store)
 	}
-	nonLinear := float64(m.embedParams + m.headParams + m.otherParams)
+	head, quantHead := m.frameworkHead(r)
+	nonLinear := float64(m.embedParams + m.otherParams)
+	if !quantHead {
+		nonLinear += head
+	}
 	if r.quantB == 0 {
 		return (nonLinear + float64(m.linearParams)) * r.store
 	}
 	q := float64(m.linearParams) * r.quantB
+	if quantHead {
+		q += head * r.quantB
+	}
 	if r.Quant == "int8" {
 		for _, mod := range m.modules {
 			q += float64(mod.out*mod.count) * 4 // LLM.int8 per-row fp32 scale (SCB)
 		}
+		if quantHead {
+			q += float64(m.vocab) * 4
+		}
 	}
 	return nonLinear*r.store + q
+}
+
+// dequantTransient is the 16-bit copy of one quantized weight that bitsandbytes' 4-bit
+// matmul makes on every call with more than one token (MatMul4Bit: F.linear(A,
+// dequantize_4bit(B).to(A.dtype).t()), forward and backward): the largest quantized weight
+// sets it, the LM head when the framework quantizes it (LitGPT).
+func (m *Model) dequantTransient(r *resolved) float64 {
+	if r.Quant != "nf4" && r.Quant != "fp4" {
+		return 0
+	}
+	var largest float64
+	for _, mod := range m.modules {
+		largest = math.Max(largest, float64(mod.in*mod.out))
+	}
+	if head, quantHead := m.frameworkHead(r); quantHead {
+		largest = math.Max(largest, head)
+	}
+	return largest * r.b
 }
 
 // needsInput reports whether a layer's linear modules keep their input for the backward
@@ -605,6 +636,11 @@ func (r *resolved) layerBytes(m *Model, s *stack, tokens, seq, kvSeq float64) fl
 		default:
 			perTok += float64(e.elems) * r.b
 		}
+	}
+	if m.pyGELU > 0 && r.Framework == FrameworkHF && s == &m.dec {
+		// transformers' NewGELUActivation, 0.5*x*(1+tanh(c*(x+0.044715*x^3))), keeps tanh's
+		// output, 0.5*x and (1+tanh) beside its input (see actEntry in model.go).
+		perTok += 3 * float64(m.pyGELU) * r.b
 	}
 	eager := r.Attention == "eager" || m.attnSoftcap
 	// The attention kernel keeps q, k, v and its output. Hugging Face repeats grouped K/V
@@ -663,8 +699,12 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 	t.shard(m, r)
 	t.offload(m, r)
 	t.activations(m, r)
-	return Breakdown{Weights: t.weights + t.adapters + t.gathered + r.fp8WeightCache(m), Gradients: t.grads, Optimizer: t.opt,
-		Activations: t.act, Workspace: t.ws}, t.cpu
+	bd := Breakdown{Weights: t.weights + t.adapters + t.gathered + r.fp8WeightCache(m), Gradients: t.grads, Optimizer: t.opt,
+		Activations: t.act, Workspace: t.ws}
+	if !r.gradAccum {
+		bd = t.peakWithoutAccumulation(bd) // framework.go
+	}
+	return bd, t.cpu
 }
 
 // amp reports plain PyTorch AMP: mixed precision without ZeRO/FSDP, which keeps fp32
@@ -856,12 +896,13 @@ func (t *trainMem) activations(m *Model, r *resolved) {
 		}
 		t.ws = tokens * float64(m.vocab) * perTok
 	}
+	t.ws += m.dequantTransient(r)
 	if r.GPUs > 1 && !r.Shard.Sharded() {
 		t.ws += t.grads // DDP gradient buckets
 	}
 	// The optimizer step runs after the activations (and the autocast cache) are freed: it
 	// only raises the peak when its temporaries exceed them.
-	if extra := t.stepTemp - t.act - t.ws - t.autocastCache; extra > 0 {
+	if extra := t.stepTemp - t.act - t.ws - t.autocastCache; extra > 0 && r.gradAccum {
 		t.ws += extra
 	}
 }
@@ -937,6 +978,9 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	// Logits of the last position only (generate() slices before the LM head), upcast to fp32.
 	if m.Kind != KindEncoder {
 		ws += B * float64(m.vocab) * (r.b + 4)
+	}
+	if tokens > 1 {
+		ws += m.dequantTransient(r) // the prefill's 4-bit matmuls dequantize (decode uses gemv_4bit)
 	}
 	if tp {
 		weights /= g

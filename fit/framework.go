@@ -69,11 +69,20 @@ func resolveFramework(m *Model, r *resolved) error {
 		if r.Task == TaskFullFT && r.Precision == "" {
 			def("full fine-tune with Trainer bf16=True: PyTorch AMP over fp32 weights (bf16-mixed)")
 		}
+		if training {
+			// TrainingArguments.gradient_accumulation_steps = 1 and Trainer's
+			// model.zero_grad() (set_to_none=True): no gradient exists during the forward
+			// pass; they replace the activations during backward.
+			def("no gradient accumulation (Trainer gradient_accumulation_steps=1): gradients replace the activations in backward; the peak is the larger of the start of backward and the optimizer step")
+		}
 		if lora && r.LoRADropout == nil {
 			r.setDropout(hfLoRADropout)
 			def("lora_dropout %.2g (PEFT LoraConfig default)", hfLoRADropout)
 		}
 	case FrameworkLitGPT:
+		// config_hub recipes: global_batch_size 16 over micro_batch_size 1-4: gradients
+		// accumulate across micro-batches.
+		r.gradAccum = training
 		if r.Precision == "" {
 			// config_hub/finetune/*/{full,lora,qlora}.yaml: precision: bf16-true; generate
 			// and chat default to bf16-true too.
@@ -94,6 +103,9 @@ func resolveFramework(m *Model, r *resolved) error {
 			def("QLoRA swaps AdamW for bitsandbytes PagedAdamW (32-bit states in CUDA unified memory; counted as adamw here)")
 		}
 	case FrameworkTorchtune:
+		// LoRA/QLoRA configs: gradient_accumulation_steps: 8 (optimizer_in_bwd jobs hold no
+		// gradients to accumulate).
+		r.gradAccum = training
 		if r.Precision == "" {
 			// recipes/configs/*: dtype: bf16 (torchtune trains in pure bf16; fp16 is rejected).
 			r.Precision = "bf16"
@@ -175,4 +187,48 @@ var FrameworkDefaults = []struct{ Framework, Applies, Default, Source string }{
 	{"torchtune", "single-GPU full-ft", "PagedAdamW8bit with optimizer_in_bwd", "llama3_1/8B_full_single_device.yaml"},
 	{"torchtune", "qlora", "NF4 with double-quantized scalers", "torchao NF4Tensor scaler_block_size=256"},
 	{"torchtune", "lora, qlora", "lora_dropout 0.0", "torchtune LoRA builders"},
+}
+
+// frameworkHead is the LM head's parameter count as the framework holds it, and whether
+// its weight quantization covers the head. LitGPT's GPT keeps a separate lm_head Linear
+// next to transformer.wte even for checkpoints that tie them (litgpt/model.py: GPT.__init__
+// creates both; convert_hf_checkpoint copies the embedding into lm_head), and its
+// bitsandbytes precision plugin replaces every nn.Linear, the head included
+// (lightning.fabric.plugins.BitsandbytesPrecision.convert_module without ignore_modules).
+// transformers' bitsandbytes integration skips the output embedding
+// (get_keys_to_not_convert), so for hf the head stays in the compute dtype.
+func (m *Model) frameworkHead(r *resolved) (float64, bool) {
+	head := float64(m.headParams)
+	if r.Framework != FrameworkLitGPT || m.Kind == KindDiffusion || m.Kind == KindEncoder {
+		return head, false
+	}
+	if head == 0 {
+		head = float64(m.vocab * m.hidden)
+	}
+	return head, r.quantB > 0
+}
+
+// peakWithoutAccumulation is the training peak when no gradient outlives its step (hf:
+// Trainer's gradient_accumulation_steps=1 with zero_grad(set_to_none=True)). The breakdown
+// then describes the peak moment: the start of backward (every activation and the loss
+// buffers alive, no gradient yet), or the optimizer step (gradients and the step's
+// temporaries, activations and autocast's casts freed), whichever is larger. Measured on an
+// H200 (fit/testdata/measured_gpu.csv, no accumulation): TinyLlama full-ft bf16-mixed peaks
+// at 20.55 GiB for b4 s512, b1 s2048 and b4 s2048 with checkpointing alike, which is fp32
+// weights + gradients + AdamW m, v + foreach sqrt(v) = 4 x 4.1 + 4.1: the step.
+func (t *trainMem) peakWithoutAccumulation(bd Breakdown) Breakdown {
+	backward := bd
+	backward.Gradients = 0
+	step := bd
+	step.Weights -= t.autocastCache
+	step.Activations = 0
+	step.Workspace = t.stepTemp
+	if sum(step) > sum(backward) {
+		return step
+	}
+	return backward
+}
+
+func sum(b Breakdown) float64 {
+	return b.Weights + b.Gradients + b.Optimizer + b.Activations + b.KVCache + b.Workspace
 }
