@@ -103,8 +103,8 @@ func resolveFramework(m *Model, r *resolved) error {
 			def("QLoRA swaps AdamW for bitsandbytes PagedAdamW (32-bit states in CUDA unified memory; counted as adamw here)")
 		}
 	case FrameworkTorchtune:
-		// LoRA/QLoRA configs: gradient_accumulation_steps: 8 (optimizer_in_bwd jobs hold no
-		// gradients to accumulate).
+		// LoRA/QLoRA configs: gradient_accumulation_steps: 8 (full single-device configs use 1
+		// with optimizer_in_bwd: True, and hold no gradients to accumulate).
 		r.gradAccum = training
 		if r.Precision == "" {
 			// recipes/configs/*: dtype: bf16 (torchtune trains in pure bf16; fp16 is rejected).
@@ -191,6 +191,7 @@ var FrameworkDefaults = []struct{ Framework, Applies, Default, Source string }{
 	{"torchtune", "single-GPU full-ft", "PagedAdamW8bit with optimizer_in_bwd", "llama3_1/8B_full_single_device.yaml"},
 	{"torchtune", "qlora", "NF4 with double-quantized scalers", "torchao NF4Tensor scaler_block_size=256"},
 	{"torchtune", "lora, qlora", "lora_dropout 0.0", "torchtune LoRA builders"},
+	{"torchtune", "training", "gradients accumulate across micro-batches", "LoRA configs gradient_accumulation_steps: 8 (optimizer_in_bwd configs: 1, no gradients held)"},
 }
 
 // frameworkHead is the LM head's parameter count as the framework holds it, and whether
