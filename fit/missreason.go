@@ -24,6 +24,7 @@ type missTally struct {
 	ramNeed   float64
 	ramBest   *pricing.Offer
 	countMax  *pricing.Offer // most GPUs on one instance, when --gpus pins more
+	countRuns string         // countMax's stack exclusion ("" = it runs the job)
 	memBest   *pricing.Offer // the offer closest to fitting on memory alone
 	memShort  float64        // its shortfall, GiB per GPU
 	memNeed   float64
@@ -40,8 +41,11 @@ func bindingMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 		c := ev.caps[i]
 		g := ev.gpusFor(o)
 		if g == 0 || g < ev.minGPUs {
-			if t.countMax == nil || o.GPUCount > t.countMax.GPUCount {
-				t.countMax = o
+			// the largest instance that could run the job's stack (any, if none can)
+			runs, _ := ev.needs.reason(c)
+			if t.countMax == nil || (runs == "" && (t.countRuns != "" || o.GPUCount > t.countMax.GPUCount)) ||
+				(runs != "" && t.countRuns != "" && o.GPUCount > t.countMax.GPUCount) {
+				t.countMax, t.countRuns = o, runs
 			}
 			continue
 		}

@@ -150,8 +150,10 @@ func TestNearestMissBindingConstraint(t *testing.T) {
 			RecommendInput{Job: Job{Task: TaskLoRA, Batch: 1, SeqLen: 512}, Vendor: VendorAMD, Offers: []pricing.Offer{offer("p", "h100", "H100", 1, 80, 1)}},
 			[]string{"capability:", "--vendor amd", "--vendor any"}},
 		{"GPU count", small,
-			RecommendInput{Job: Job{Task: TaskFullFT, GPUs: 32, Shard: "zero3"}, PinGPUs: true, Offers: []pricing.Offer{offer("p", "8x", "H100", 8, 80, 1)}},
-			[]string{"GPU count: no offer has 32 GPUs", "the most on one instance is 8", "--gpus 8 would need"}},
+			// the 16x K80 instance is larger but runs no current PyTorch: not the one to name
+			RecommendInput{Job: Job{Task: TaskFullFT, GPUs: 32, Shard: "zero3"}, PinGPUs: true, Offers: []pricing.Offer{
+				offer("p", "16xk80", "K80", 16, 12, 1), offer("p", "8x", "H100", 8, 80, 1)}},
+			[]string{"GPU count: no offer has 32 GPUs", "the most on one instance is 8 (p 8x)", "--gpus 8 would need"}},
 		{"host RAM", small,
 			RecommendInput{Job: Job{Task: TaskFullFT, Shard: "zero3", Offload: "optimizer+params", Batch: 1, SeqLen: 512}, Offers: []pricing.Offer{
 				func() pricing.Offer { o := offer("p", "lowram", "H100", 1, 80, 1); o.RAMGiB = 1; return o }()}},
