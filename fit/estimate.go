@@ -563,24 +563,14 @@ func (m *Model) weightBytes(r *resolved) float64 {
 	if m.ckpt != nil && r.Quant.Quantized() {
 		return m.ckpt.weightBytes(m, r.store)
 	}
-	head, quantHead := m.frameworkHead(r)
-	nonLinear := float64(m.embedParams + m.otherParams)
-	if !quantHead {
-		nonLinear += head
-	}
+	nonLinear := float64(m.embedParams+m.otherParams) + m.frameworkHead(r)
 	if r.quantB == 0 {
 		return (nonLinear + float64(m.linearParams)) * r.store
 	}
 	q := float64(m.linearParams) * r.quantB
-	if quantHead {
-		q += head * r.quantB
-	}
 	if r.Quant == "int8" {
 		for _, mod := range m.modules {
 			q += float64(mod.out*mod.count) * 4 // LLM.int8 per-row fp32 scale (SCB)
-		}
-		if quantHead {
-			q += float64(m.vocab) * 4
 		}
 	}
 	return nonLinear*r.store + q
@@ -589,7 +579,7 @@ func (m *Model) weightBytes(r *resolved) float64 {
 // dequantTransient is the 16-bit copy of one quantized weight that bitsandbytes' 4-bit
 // matmul makes on every call with more than one token (MatMul4Bit: F.linear(A,
 // dequantize_4bit(B).to(A.dtype).t()), forward and backward): the largest quantized weight
-// sets it, the LM head when the framework quantizes it (LitGPT).
+// sets it.
 func (m *Model) dequantTransient(r *resolved) float64 {
 	if r.Quant != "nf4" && r.Quant != "fp4" {
 		return 0
@@ -597,9 +587,6 @@ func (m *Model) dequantTransient(r *resolved) float64 {
 	var largest float64
 	for _, mod := range m.modules {
 		largest = math.Max(largest, float64(mod.in*mod.out))
-	}
-	if head, quantHead := m.frameworkHead(r); quantHead {
-		largest = math.Max(largest, head)
 	}
 	return largest * r.b
 }

@@ -184,7 +184,7 @@ var FrameworkDefaults = []struct{ Framework, Applies, Default, Source string }{
 	{"litgpt", "training", "chunked LM head and cross-entropy (chunk 128)", "litgpt/finetune/*.py lm_head_chunk_size=128"},
 	{"litgpt", "lora, qlora", "lora_dropout 0.05", "litgpt/finetune/lora.py"},
 	{"litgpt", "training", "gradients accumulate across micro-batches", "config_hub global_batch_size 16 over micro_batch_size 1-4"},
-	{"litgpt", "quantized", "separate lm_head (also for tied checkpoints), quantized with the blocks", "litgpt/model.py GPT.__init__; BitsandbytesPrecision converts every nn.Linear"},
+	{"litgpt", "all", "a separate lm_head also for tied checkpoints (a second vocab x hidden matrix)", "litgpt/model.py GPT.__init__"},
 	{"torchtune", "all", "dtype bf16 (everything bf16)", "recipes/configs dtype: bf16"},
 	{"torchtune", "training", "activation checkpointing on; chunked output loss (8 chunks)", "enable_activation_checkpointing: True; CEWithChunkedOutputLoss"},
 	{"torchtune", "lora, qlora, multi-GPU full-ft", "AdamW fused=True", "recipes/configs optimizer"},
@@ -194,23 +194,20 @@ var FrameworkDefaults = []struct{ Framework, Applies, Default, Source string }{
 	{"torchtune", "training", "gradients accumulate across micro-batches", "LoRA configs gradient_accumulation_steps: 8 (optimizer_in_bwd configs: 1, no gradients held)"},
 }
 
-// frameworkHead is the LM head's parameter count as the framework holds it, and whether
-// its weight quantization covers the head. LitGPT's GPT keeps a separate lm_head Linear
-// next to transformer.wte even for checkpoints that tie them (litgpt/model.py: GPT.__init__
-// creates both; convert_hf_checkpoint copies the embedding into lm_head), and its
-// bitsandbytes precision plugin replaces every nn.Linear, the head included
-// (lightning.fabric.plugins.BitsandbytesPrecision.convert_module without ignore_modules).
-// transformers' bitsandbytes integration skips the output embedding
-// (get_keys_to_not_convert), so for hf the head stays in the compute dtype.
-func (m *Model) frameworkHead(r *resolved) (float64, bool) {
+// frameworkHead is the LM head's parameter count as the framework holds it. LitGPT's GPT
+// keeps a separate lm_head Linear next to transformer.wte even for checkpoints that tie
+// them (litgpt/model.py: GPT.__init__ creates both, never shares the weight), so a tied
+// checkpoint's head costs a second vocab x hidden matrix there. The head stays in the
+// compute dtype when the blocks are quantized: transformers' bitsandbytes integration
+// skips the output embedding (get_keys_to_not_convert), and LitGPT's quantized tables
+// agree with that reading (lit-q-02/06, lit-inf-03/05 in testdata/vram_cases.csv come
+// within 6 % with a 16-bit head and 11-16 % low with a quantized one).
+func (m *Model) frameworkHead(r *resolved) float64 {
 	head := float64(m.headParams)
-	if r.Framework != FrameworkLitGPT || m.Kind == KindDiffusion || m.Kind == KindEncoder {
-		return head, false
-	}
-	if head == 0 {
+	if r.Framework == FrameworkLitGPT && m.Kind != KindDiffusion && m.Kind != KindEncoder && head == 0 {
 		head = float64(m.vocab * m.hidden)
 	}
-	return head, r.quantB > 0
+	return head
 }
 
 // peakWithoutAccumulation is the training peak when no gradient outlives its step (hf:
