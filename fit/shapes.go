@@ -13,11 +13,16 @@ type ShapeNeed struct {
 }
 
 // ShapeReadable reports whether Recommend's answer for in is decided by each shape's
-// cheapest offers, so ShapeNeeds applies. Not so for two parts that look at every
-// fitting or excluded offer: the time-cost frontier of --rank job (Frontier) and the
-// per-GPU offer counts of fp8 exclusions (Excluded); those jobs read every offer.
+// cheapest offers, so ShapeNeeds applies. Not so for the time-cost frontier of --rank job
+// (Frontier), which looks at every fitting offer: those jobs read every offer.
+//
+// Exclusions (Recommendation.Excluded: fp8, software stack) count every excluded offer
+// per GPU model. A GPU model is excluded or not as a whole, and every GPU model among the
+// matching offers has some shape's cheapest offer in the shape read; so an answer over
+// the shape read with no exclusion is the full answer, and one with exclusions must be
+// recomputed over every offer for its counts (cmd/picker does).
 func ShapeReadable(in RecommendInput) bool {
-	return in.Rank != RankJob && !in.Job.UsesFP8()
+	return in.Rank != RankJob
 }
 
 // ShapeNeeds lets a caller read only the offers that can appear in Recommend's answer.

@@ -29,7 +29,7 @@ func syntheticOffers(provider string, n int, observed time.Time) []pricing.Offer
 		}
 		out[i] = pricing.Offer{
 			Provider: provider, Region: fmt.Sprintf("r%02d", (i/3)%25), InstanceType: fmt.Sprintf("type-%d", i),
-			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGiB, VCPUs: 8 * c, RAMGiB: 64 * c,
+			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, VCPUs: 8 * c, RAMGiB: 64 * c,
 			Purchase: p, PriceUSDHr: 0.1 + float64((i*7919)%100000)/1000*c, Currency: "USD", Source: pricing.SourceAPI,
 			ObservedAt: observed,
 		}
@@ -297,7 +297,7 @@ func shapedStore(b *testing.B) *Store {
 			loc := i / 500
 			for _, p := range []pricing.Purchase{pricing.OnDemand, pricing.Spot} {
 				offers = append(offers, pricing.Offer{Provider: "aws", Region: fmt.Sprintf("r%02d", loc/2), Zone: fmt.Sprintf("z%d", loc%2),
-					InstanceType: fmt.Sprintf("type-%d", t), GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGiB, VCPUs: 8 * c, RAMGiB: float64(64 + t%3*64),
+					InstanceType: fmt.Sprintf("type-%d", t), GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, VCPUs: 8 * c, RAMGiB: float64(64 + t%3*64),
 					Purchase: p, PriceUSDHr: 0.5 + float64((i*7919)%1000)/100*c, Currency: "USD", Source: pricing.SourceAPI})
 			}
 		}

@@ -233,7 +233,7 @@ func (s *Store) cheapestPerShape(ctx context.Context, db queryer, q Query) ([]sh
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.scanShapeOffers(ctx, db, query, args)
+	out, err := s.scanShapeOffers(ctx, db, q, query, args)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (s *Store) shapeOffers(ctx context.Context, stmt *sql.Stmt, q Query, shape 
 		return nil, err
 	}
 	args = append(append([]any{shape, maxPrice}, args...), limit)
-	return s.scanShapeOffers(ctx, stmtQueryer{stmt}, "", args)
+	return s.scanShapeOffers(ctx, stmtQueryer{stmt}, q, "", args)
 }
 
 // stmtQueryer runs a prepared statement where a queryer is expected (query unused).
@@ -258,7 +258,7 @@ func (q stmtQueryer) QueryContext(ctx context.Context, _ string, args ...any) (*
 	return q.st.QueryContext(ctx, args...)
 }
 
-func (s *Store) scanShapeOffers(ctx context.Context, db queryer, query string, args []any) ([]shapeOffer, error) {
+func (s *Store) scanShapeOffers(ctx context.Context, db queryer, q Query, query string, args []any) ([]shapeOffer, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, s.dbError("read shapes", err)
@@ -274,6 +274,12 @@ func (s *Store) scanShapeOffers(ctx context.Context, db queryer, query string, a
 			return nil, s.dbError("read shapes", err)
 		}
 		o.ObservedAt = fromUnix(seen)
+		// As queryOffers: the usable memory, and the VRAM filters applied to it. Both
+		// are functions of the shape, so a shape passes or fails as a whole.
+		*o = o.WithUsableMemory()
+		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
+			continue
+		}
 		out = append(out, so)
 	}
 	return out, s.dbError("read shapes", rows.Err())

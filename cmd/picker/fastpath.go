@@ -19,12 +19,14 @@ type shapeStore interface {
 // every offer matching q: through the shape read when the store has one and the answer
 // is decided shape by shape (fit.ShapeReadable; fit.ShapeNeeds plans the read), else
 // every matching offer.
-func recommendOffers(ctx context.Context, st offerStore, q store.Query, in fit.RecommendInput) ([]pricing.Offer, error) {
+// shaped says whether the shape read was used.
+func recommendOffers(ctx context.Context, st offerStore, q store.Query, in fit.RecommendInput) (offers []pricing.Offer, shaped bool, err error) {
 	ss, ok := st.(shapeStore)
 	if !ok || !fit.ShapeReadable(in) {
-		return st.Offers(ctx, q)
+		offers, err = st.Offers(ctx, q)
+		return offers, false, err
 	}
-	return ss.ReadShapes(ctx, q, func(cheapest []pricing.Offer) ([]store.ShapeNeed, error) {
+	offers, err = ss.ReadShapes(ctx, q, func(cheapest []pricing.Offer) ([]store.ShapeNeed, error) {
 		in.Offers = cheapest
 		needs, err := fit.ShapeNeeds(in)
 		if err != nil {
@@ -37,4 +39,5 @@ func recommendOffers(ctx context.Context, st offerStore, q store.Query, in fit.R
 		}
 		return out, nil
 	})
+	return offers, true, err
 }

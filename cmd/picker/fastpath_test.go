@@ -44,7 +44,7 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 				g := gpus[r.IntN(len(gpus))]
 				c := []float64{0.25, 1, 1, 2, 4, 8}[r.IntN(6)]
 				protos = append(protos, proto{Provider: prov, InstanceType: fmt.Sprintf("%s-t%d", prov, i), GPUModel: g.Model, GPUCount: c,
-					GPUMemGiB: g.MemGiB, VCPUs: float64(4 + r.IntN(90)), RAMGiB: float64(16 + r.IntN(1500)), Currency: "USD", Source: pricing.SourceAPI})
+					GPUMemGiB: g.MemGB, VCPUs: float64(4 + r.IntN(90)), RAMGiB: float64(16 + r.IntN(1500)), Currency: "USD", Source: pricing.SourceAPI})
 			}
 			seen := map[pricing.Key]bool{}
 			var offers []pricing.Offer

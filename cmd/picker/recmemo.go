@@ -60,12 +60,20 @@ func memoKey(o *RecommendOptions, q store.Query, in fit.RecommendInput) string {
 // The caller gets its own shallow copy (its Warnings may be appended to).
 func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store.Query, in fit.RecommendInput) (*fit.Recommendation, bool, error) {
 	compute := func() (memoized, error) {
-		offers, err := recommendOffers(ctx, st, q, in)
+		offers, shaped, err := recommendOffers(ctx, st, q, in)
 		if err != nil {
 			return memoized{}, err
 		}
 		in.Offers = offers
 		rec, err := fit.Recommend(in)
+		if err == nil && shaped && len(rec.Excluded) > 0 {
+			// Exclusion counts need every offer (fit.ShapeReadable): read them all.
+			if in.Offers, err = st.Offers(ctx, q); err != nil {
+				return memoized{}, err
+			}
+			offers = in.Offers
+			rec, err = fit.Recommend(in)
+		}
 		return memoized{rec, len(offers) == 0}, err
 	}
 	vs, ok := st.(versioned)

@@ -57,7 +57,7 @@ func write(rows, round int, change float64) error {
 		base := 0.4 + 0.05*float64((t*7919+loc*104729)%997)/997*float64(c)*(1+float64(fam))
 		od := base * (1 + 0.013*float64(r))
 		fmt.Fprintf(w, "bench,%s,%s,fam%d-%s-x%d,%s,%d,%g,%d,%d,%.6f,%.6f,\n", region, zone, fam, sanitize(g.Model), c,
-			g.Model, c, g.MemGiB, 8*c*(fam+1), ramPerGPU[fam]*c, od, od*0.4)
+			g.Model, c, g.MemGB, 8*c*(fam+1), ramPerGPU[fam]*c, od, od*0.4)
 	}
 	return w.Flush()
 }
