@@ -18,9 +18,9 @@ type ShapeNeed struct {
 //
 // Exclusions (Recommendation.Excluded: fp8, software stack) count every excluded offer
 // per GPU model. A GPU model is excluded or not as a whole, and every GPU model among the
-// matching offers has some shape's cheapest offer in the shape read; so an answer over
-// the shape read with no exclusion is the full answer, and one with exclusions must be
-// recomputed over every offer for its counts (cmd/picker does).
+// matching offers has some shape's cheapest offer in the shape read, so an answer over the
+// shape read lists the same exclusions in the same order; only their counts need every
+// matching offer's GPU model: RecountExclusions sets them.
 func ShapeReadable(in RecommendInput) bool {
 	return in.Rank != RankJob
 }
@@ -110,4 +110,18 @@ func priceBound(ev *evaluator, cd, t *cand) float64 {
 		return math.Inf(1)
 	}
 	return t.primary / (cd.primary / o.PriceUSDHr) * (1 + 1e-9)
+}
+
+// RecountExclusions sets each exclusion's offer count to counts[its GPU model] (matching
+// offers of that model, all of them, where rec was computed over the shape read) and
+// rewrites the exclusion warnings, which Recommend appends last.
+func RecountExclusions(rec *Recommendation, counts map[string]int) {
+	old := exclusionWarnings(rec.Excluded)
+	rec.Excluded = slices.Clone(rec.Excluded)
+	for i := range rec.Excluded {
+		rec.Excluded[i].Offers = counts[rec.Excluded[i].GPUModel]
+	}
+	if n := len(rec.Warnings) - len(old); n >= 0 {
+		rec.Warnings = append(slices.Clone(rec.Warnings[:n]), exclusionWarnings(rec.Excluded)...)
+	}
 }

@@ -121,6 +121,9 @@ func randomInputs(t *testing.T, r *rand.Rand, n int) []RecommendInput {
 		if r.IntN(4) == 0 {
 			in.PinGPUs, in.Job.GPUs = true, 1+r.IntN(4)
 		}
+		if r.IntN(4) == 0 {
+			in.Job.Quant = "fp8" // GPUs without fp8 are excluded, and counted
+		}
 		if r.IntN(5) == 0 {
 			in.Job.NodesAuto = true // multi-node: clusters of the cheapest instance types
 		}
@@ -205,8 +208,15 @@ func TestShapeNeedsAnswerAsFullScan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(got.Offers) == 0 {
+				continue // nothing fits: the caller reads every offer for the nearest miss
+			}
 			if len(got.Excluded) > 0 {
-				continue // counts need every offer: the caller reads them all (ShapeReadable)
+				counts := map[string]int{} // what the caller counts in the store
+				for _, o := range offers {
+					counts[o.GPUModel]++
+				}
+				RecountExclusions(got, counts)
 			}
 			gj, _ := json.Marshal(got)
 			wj, _ := json.Marshal(want)

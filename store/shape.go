@@ -284,3 +284,42 @@ func (s *Store) scanShapeOffers(ctx context.Context, db queryer, q Query, query 
 	}
 	return out, s.dbError("read shapes", rows.Err())
 }
+
+// CountByGPU counts the current offers matching q (as Offers would return them) of each
+// of the GPU models named (exact names), reading only those models' shapes: recommend's
+// exclusion counts (fit.RecountExclusions) without reading every offer.
+func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[string]int, error) {
+	sw, sa, ow, oa, err := shapeFilters(q)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	if len(models) == 0 {
+		return out, nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?, ", len(models)), ", ")
+	sw = append(sw, "s.gpu_model IN ("+ph+")")
+	for _, m := range models {
+		sa = append(sa, m)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, (SELECT count(*) FROM offers INDEXED BY offers_current_shape
+		WHERE shape_id = s.id AND price IS NOT NULL`+and(ow)+`) FROM shapes s WHERE `+strings.Join(sw, " AND "), append(oa, sa...)...)
+	if err != nil {
+		return nil, s.dbError("count offers", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o pricing.Offer
+		var n int
+		if err := rows.Scan(&o.GPUModel, &o.GPUCount, &o.GPUMemGiB, &n); err != nil {
+			return nil, s.dbError("count offers", err)
+		}
+		// The VRAM filters on the usable memory, as queryOffers applies them.
+		o = o.WithUsableMemory()
+		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
+			continue
+		}
+		out[o.GPUModel] += n
+	}
+	return out, s.dbError("count offers", rows.Err())
+}

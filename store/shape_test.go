@@ -161,7 +161,7 @@ func TestReadShapesAll(t *testing.T) {
 		if cache {
 			s.CacheOffers(100_000)
 		}
-		for _, q := range []Query{{}, {Purchase: pricing.Spot, Regions: []string{"R03", "r04"}}, {GPUModels: []string{"h100"}, MaxPriceUSDHr: 30}} {
+		for _, q := range []Query{{}, {Purchase: pricing.Spot, Regions: []string{"R03", "r04"}}, {GPUModels: []string{"h100"}, MaxPriceUSDHr: 30}, {MinVRAMGiB: 24}} {
 			want, err := s.queryOffers(ctx, q)
 			if err != nil {
 				t.Fatal(err)
@@ -180,6 +180,17 @@ func TestReadShapesAll(t *testing.T) {
 			}
 			if !reflect.DeepEqual(all, want) {
 				t.Errorf("cache %v, %+v: ReadShapes asking everything gave %d offers, Offers %d", cache, q, len(all), len(want))
+			}
+			wantCounts, models := map[string]int{}, []string{}
+			for _, o := range want {
+				if wantCounts[o.GPUModel] == 0 {
+					models = append(models, o.GPUModel)
+				}
+				wantCounts[o.GPUModel]++
+			}
+			counts, err := s.CountByGPU(ctx, q, append(models, "no-such-gpu"))
+			if err != nil || !reflect.DeepEqual(counts, wantCounts) {
+				t.Errorf("cache %v, %+v: CountByGPU = %v, %v; want %v", cache, q, counts, err, wantCounts)
 			}
 			cheapest, err := s.ReadShapes(ctx, q, func(c []pricing.Offer) ([]ShapeNeed, error) { return nil, nil })
 			if err != nil {

@@ -13,6 +13,13 @@ import (
 // can still win, instead of every matching offer.
 type shapeStore interface {
 	ReadShapes(ctx context.Context, q store.Query, plan store.ShapePlanner) ([]pricing.Offer, error)
+	gpuCounter
+}
+
+// gpuCounter counts matching offers per GPU model (store.CountByGPU), for exclusion
+// counts over the shape read (fit.RecountExclusions).
+type gpuCounter interface {
+	CountByGPU(ctx context.Context, q store.Query, models []string) (map[string]int, error)
 }
 
 // recommendOffers returns the offers fit.Recommend needs to answer in as it would over

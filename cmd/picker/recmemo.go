@@ -66,13 +66,27 @@ func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store
 		}
 		in.Offers = offers
 		rec, err := fit.Recommend(in)
-		if err == nil && shaped && len(rec.Excluded) > 0 {
-			// Exclusion counts need every offer (fit.ShapeReadable): read them all.
+		if err != nil || !shaped {
+			return memoized{rec, len(offers) == 0}, err
+		}
+		switch {
+		case len(rec.Offers) == 0 && len(offers) > 0:
+			// Nothing fits: the nearest miss counts and compares every offer.
 			if in.Offers, err = st.Offers(ctx, q); err != nil {
 				return memoized{}, err
 			}
-			offers = in.Offers
 			rec, err = fit.Recommend(in)
+		case len(rec.Excluded) > 0:
+			// Exclusion counts: every matching offer of each excluded GPU model.
+			var models []string
+			for _, x := range rec.Excluded {
+				models = append(models, x.GPUModel)
+			}
+			counts, err := st.(gpuCounter).CountByGPU(ctx, q, models)
+			if err != nil {
+				return memoized{}, err
+			}
+			fit.RecountExclusions(rec, counts)
 		}
 		return memoized{rec, len(offers) == 0}, err
 	}
