@@ -420,3 +420,48 @@ func (c *Config) String() string {
 	}
 	return fmt.Sprintf("config %s", c.Path)
 }
+
+// wellKnownSecretEnv are variables read by picker or its SDKs whose values are secrets
+// even though no config key names them.
+var wellKnownSecretEnv = []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
+
+// Secrets returns the secret values the config points at, for the redactor: the value
+// of every environment variable a *_env key names (api_key_env of each provider,
+// [daemon] token_env) plus the well-known ones, and a *_env key's own text when it is
+// not a variable name (a key pasted where its variable's name belongs).
+func (c *Config) Secrets(getenv func(string) string) []string {
+	var names, out []string
+	names = append(names, wellKnownSecretEnv...)
+	add := func(name string) {
+		if name == "" {
+			return
+		}
+		if envNameRe.MatchString(name) {
+			names = append(names, name)
+		} else {
+			out = append(out, name)
+		}
+	}
+	add(c.Daemon.TokenEnv)
+	for _, s := range c.Providers {
+		v := reflect.ValueOf(s)
+		for v.Kind() == reflect.Pointer {
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			continue
+		}
+		for i := range v.NumField() {
+			tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ",")
+			if strings.HasSuffix(tag, "_env") && v.Field(i).Kind() == reflect.String {
+				add(v.Field(i).String())
+			}
+		}
+	}
+	for _, n := range names {
+		if val := getenv(n); val != "" {
+			out = append(out, val)
+		}
+	}
+	return out
+}

@@ -61,3 +61,18 @@ func TestRangesAcceptTheirBounds(t *testing.T) {
 		t.Errorf("defaults %+v %+v", d.Refresh, d.Daemon)
 	}
 }
+
+func TestSecretsNamesEveryEnvKey(t *testing.T) {
+	src := "[daemon]\ntoken_env = \"PICKER_TOKEN\"\n[providers.lambda]\napi_key_env = \"MY_LAMBDA\"\n[providers.runpod]\napi_key_env = \"rp-pasted-key-123456\"\n"
+	c, err := Parse([]byte(src), "picker.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PICKER_TOKEN": "daemon-token-1", "MY_LAMBDA": "lambda-key-2", "HF_TOKEN": "hf_token_3", "UNRELATED": "x"}
+	got := strings.Join(c.Secrets(func(k string) string { return env[k] }), " ")
+	for _, w := range []string{"daemon-token-1", "lambda-key-2", "hf_token_3", "rp-pasted-key-123456"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("Secrets = %q, missing %q", got, w)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pickergpu/picker/config"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/redact"
 	"github.com/pickergpu/picker/refresh"
 	"github.com/pickergpu/picker/snapshot"
 	"github.com/pickergpu/picker/store"
@@ -61,6 +62,16 @@ type app struct {
 
 	cfg *config.Config
 	st  *store.Store
+	red *redact.Redactor
+}
+
+// redactor is the one redaction step for errors picker stores, serves or logs: the
+// secrets the config and environment point at, plus secret-shaped text.
+func (a *app) redactor() *redact.Redactor {
+	if a.red == nil {
+		a.red = redact.New(a.cfg.Secrets(a.m.Getenv)...)
+	}
+	return a.red
 }
 
 // usageError marks errors in how picker was invoked (exit 2, usage printed).

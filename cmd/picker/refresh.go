@@ -61,7 +61,7 @@ func (a *app) refreshJobs(names []string) ([]refresh.Job, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		jobs = append(jobs, refresh.Job{Name: name, Provider: p, Timeout: a.cfg.Timeout(name)})
+		jobs = append(jobs, refresh.Job{Name: name, Provider: p, Timeout: a.cfg.Timeout(name), Redact: a.redactor().Error})
 	}
 	return jobs, nil
 }
