@@ -16,6 +16,7 @@ import (
 
 	"github.com/pickergpu/picker/config"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers/httpx"
 	"github.com/pickergpu/picker/redact"
 	"github.com/pickergpu/picker/refresh"
 	"github.com/pickergpu/picker/snapshot"
@@ -208,6 +209,8 @@ func (a *app) setup() error {
 		return err
 	}
 	a.cfg = cfg
+	// One cap on every provider answer, whichever adapter reads it.
+	httpx.SetMaxBodyBytes(int64(cfg.Refresh.MaxAnswerMiB) << 20)
 	return nil
 }
 
