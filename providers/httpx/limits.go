@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -112,3 +113,11 @@ func SafeClient(c *http.Client) *http.Client {
 	cc.CheckRedirect = CheckRedirect
 	return &cc
 }
+
+// Wait sleeps before retry n (1 for the first retry) as the policy would after a
+// failed attempt: the backoff, or until ctx is done. For answers the adapter judges
+// transient itself (a GraphQL error inside an HTTP 200).
+func (p Policy) Wait(ctx context.Context, n int) error { return p.sleep(ctx, p.backoff(n)) }
+
+// Attempts is the policy's bound on attempts, the first included.
+func (p Policy) Attempts() int { return p.maxAttempts() }
