@@ -47,7 +47,7 @@ const (
 // Ranges of the duration keys; a value outside is an error naming the key.
 var (
 	timeoutRange     = [2]time.Duration{time.Second, 24 * time.Hour}
-	keepHistoryRange = [2]time.Duration{24 * time.Hour, 100 * 365 * 24 * time.Hour}
+	keepHistoryRange = [2]time.Duration{time.Hour, 100 * 365 * 24 * time.Hour}
 	staleAfterRange  = [2]time.Duration{time.Minute, 100 * 365 * 24 * time.Hour}
 )
 

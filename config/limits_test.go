@@ -16,7 +16,7 @@ func TestRangesAndOverflowNameTheKey(t *testing.T) {
 	}{
 		// 213504 days * 24 h overflows int64 nanoseconds; it used to become ~25 minutes.
 		{"keep_history overflow", "[store]\nkeep_history = \"213504d\"\n", []string{"keep_history", ":2:", "too large"}},
-		{"keep_history too short", "[store]\nkeep_history = \"5m\"\n", []string{"[store] keep_history", ":2:", "between 1d"}},
+		{"keep_history too short", "[store]\nkeep_history = \"5m\"\n", []string{"[store] keep_history", ":2:", "between 1h"}},
 		{"every one second", "[refresh]\nschedule = \"@every 1s\"\n", []string{"[refresh] schedule", ":2:", "minimum interval"}},
 		{"every negative", "[refresh]\nschedule = \"@every -5m\"\n", []string{"[refresh] schedule", "minimum interval"}},
 		{"provider every 30s", "[providers.lambda]\nschedule = \"@every 30s\"\n", []string{"providers.lambda", "minimum interval"}},

@@ -39,6 +39,8 @@ type Store struct {
 	path string
 	// cache, when set (CacheOffers), serves repeated Offers queries from memory.
 	cache *offerCache
+	// health is what Ping and the writer keep beside the pool (health.go, writer.go).
+	health
 }
 
 //go:embed migrations/*.sql
@@ -105,7 +107,10 @@ func (s *Store) init(ctx context.Context) error {
 
 // Close closes the database. Pending WAL content is checkpointed by SQLite when the
 // last connection closes.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.closeHealth()
+	return s.db.Close()
+}
 
 // Path is the database file the store was opened with.
 func (s *Store) Path() string { return s.path }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -64,6 +65,10 @@ type app struct {
 	cfg *config.Config
 	st  *store.Store
 	red *redact.Redactor
+	// The daemon's health state (/healthz) and Hub gate (API model lookups).
+	lastProbe atomic.Pointer[probeResult]
+	schema    atomic.Int64
+	hub       *hubGate
 }
 
 // redactor is the one redaction step for errors picker stores, serves or logs: the

@@ -104,13 +104,19 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := a.checkExposure(ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
+	// The integrity probe /healthz reports: once now, again after each refresh.
+	a.probeIntegrity(ctx, st)
 	sched, providers, err := a.newScheduler(ctx, st)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 
-	srv := a.newHTTPServer(a.apiHandler())
+	srv := a.newHTTPServer(a.apiHandlerFor(listen))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	sched.Start()
@@ -160,18 +166,31 @@ func (a *app) watchSignals(cancel context.CancelFunc) (stop func()) {
 	}
 }
 
-// listen opens the API's listener, warning when it is reachable beyond this machine.
+// listen opens the API's listener.
 func (a *app) listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "daemon: listen on %s: %w", addr, err)
 	}
-	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
-		if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
-			a.log.Warn("the API listens beyond this machine and has no authentication", "listen", ln.Addr().String())
-		}
-	}
 	return ln, nil
+}
+
+// checkExposure refuses to serve beyond this machine without a token: anyone who can
+// reach the port could otherwise use the API (and, with allow_hub, the operator's
+// HF_TOKEN). A token_env that names an empty variable is refused too.
+func (a *app) checkExposure(addr net.Addr) error {
+	env := a.cfg.Daemon.TokenEnv
+	if env != "" && a.m.Getenv(env) == "" {
+		return pricing.Errorf(pricing.Invalid, "daemon: [daemon] token_env names %s, which is empty or unset; export the token in it", env)
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() && env == "" {
+		return pricing.Errorf(pricing.Invalid, "daemon: listening on %s reaches beyond this machine and needs a bearer token: set [daemon] token_env = \"NAME\" and export NAME=<token>, or listen on 127.0.0.1", addr)
+	}
+	return nil
 }
 
 // newScheduler schedules every enabled provider's refresh and the nightly maintenance;
@@ -262,6 +281,9 @@ func (a *app) refreshTask(st refresh.Store, j refresh.Job) func(context.Context)
 		}
 		for part, e := range r.Failed {
 			a.log.Warn("part of the refresh failed; its last good prices stay current", "provider", r.Provider, "part", part, "error", e)
+		}
+		if s, ok := st.(*store.Store); ok {
+			a.probeIntegrity(ctx, s)
 		}
 		if r.Err != nil {
 			return fmt.Errorf("refresh %s failed, last good prices kept: %w", r.Provider, r.Err)
