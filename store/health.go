@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pickergpu/picker/pricing"
 )
@@ -20,6 +21,7 @@ type health struct {
 	// writeSlot serialises this process's writers (writer.go).
 	writeSlot chan struct{}
 	once      sync.Once
+	writeWait time.Duration
 }
 
 // Ping answers whether the database serves a read now: one indexed read of the schema
