@@ -59,12 +59,18 @@ history older than [store] keep_history and runs PRAGMA optimize.
 
 The API (GET; query parameters are the command's flags; bodies are exactly the
 command's -o json):
-  /healthz          {"status":"ok"} when the database answers
+  /healthz          {"status":"ok"} when the database answers and passed its
+                    last integrity check (at start and after each refresh)
   /v1/offers        picker offers
   /v1/estimate      picker estimate
   /v1/recommend     picker recommend (404 with the nearest miss when nothing fits)
   /v1/providers     picker providers
-A bad parameter is a 400 whose JSON error names it.
+A bad parameter is a 400 whose JSON error names it. Requests are bounded (top <= 100,
+limit <= 10000, 1000 offers when no limit is given, 32 list values, 256-byte values);
+past [daemon] max_concurrent requests the answer is 503 with Retry-After. Only the
+listen host, IPs, localhost and [daemon] hosts are served as Host; with [daemon]
+token_env every request but /healthz needs "Authorization: Bearer <token>", and a
+listen address beyond loopback requires it. Hub fetches need [daemon] allow_hub.
 
 SIGINT or SIGTERM stops it gracefully: no new requests, running refreshes cancelled,
 bounded by --shutdown-timeout; a second signal exits at once.`,
