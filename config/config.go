@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -37,8 +38,11 @@ const (
 	// DefaultMaxAnswerMiB caps one provider answer (an HTTP body) unless
 	// [refresh] max_answer_mib says otherwise.
 	DefaultMaxAnswerMiB = 64
-	// DefaultMaxConcurrent bounds the API requests the daemon works on at once.
-	DefaultMaxConcurrent = 32
+	// DefaultMaxConcurrentPerCPU: the API's requests are CPU-bound (a recommendation
+	// reads and fits tens of thousands of offers), so more at once than a few per CPU
+	// only adds latency and memory; [daemon] max_concurrent defaults to this many per
+	// CPU, at least 8 and at most 64.
+	DefaultMaxConcurrentPerCPU = 4
 	// MinInterval is the shortest schedule period accepted: a provider refreshed more
 	// often than once a minute gains nothing and can get the key rate-limited.
 	MinInterval = time.Minute
@@ -189,11 +193,16 @@ func (c *Config) applyDefaults() {
 		c.Daemon.Listen = DefaultListen
 	}
 	if c.Daemon.MaxConcurrent == 0 {
-		c.Daemon.MaxConcurrent = DefaultMaxConcurrent
+		c.Daemon.MaxConcurrent = DefaultMaxConcurrent()
 	}
 	if c.Recommend.StaleAfter.Duration == 0 {
 		c.Recommend.StaleAfter.Duration = DefaultStaleAfter
 	}
+}
+
+// DefaultMaxConcurrent is [daemon] max_concurrent when the file does not set it.
+func DefaultMaxConcurrent() int {
+	return min(max(8, DefaultMaxConcurrentPerCPU*runtime.GOMAXPROCS(0)), 64)
 }
 
 // DefaultPath is $XDG_CONFIG_HOME/picker/config.toml (~/.config/picker/config.toml).

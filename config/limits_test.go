@@ -57,7 +57,7 @@ func TestRangesAcceptTheirBounds(t *testing.T) {
 		t.Errorf("daemon %+v refresh %+v", c.Daemon, c.Refresh)
 	}
 	d := Default()
-	if d.Refresh.MaxAnswerMiB != DefaultMaxAnswerMiB || d.Daemon.MaxConcurrent != DefaultMaxConcurrent {
+	if d.Refresh.MaxAnswerMiB != DefaultMaxAnswerMiB || d.Daemon.MaxConcurrent != DefaultMaxConcurrent() || d.Daemon.MaxConcurrent < 8 || d.Daemon.MaxConcurrent > 64 {
 		t.Errorf("defaults %+v %+v", d.Refresh, d.Daemon)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pickergpu/picker/pricing"
 )
@@ -136,16 +137,42 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			writeAPIError(w, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer <the value of [daemon] token_env>)", "")
 			return
 		}
-		select {
-		case g.slots <- struct{}{}:
-			defer func() { <-g.slots }()
-		default:
+		// A malformed or oversized query is refused before it waits for a slot: it
+		// costs nothing to answer and must not crowd out real questions.
+		if _, err := parseQuery(r.URL.RawQuery); err != nil {
+			writeAPIError(w, http.StatusBadRequest, err.Error(), "")
+			return
+		}
+		if !g.acquire(r) {
 			w.Header().Set("Retry-After", "1")
 			writeAPIError(w, http.StatusServiceUnavailable, fmt.Sprintf("busy: %d requests in progress ([daemon] max_concurrent); retry shortly", cap(g.slots)), "")
 			return
 		}
+		defer func() { <-g.slots }()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// queueWait is how long a request waits for a slot before the 503: long enough to
+// ride out a burst, short enough that a client is told to back off at once under
+// sustained overload.
+const queueWait = 250 * time.Millisecond
+
+func (g *guard) acquire(r *http.Request) bool {
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(queueWait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+	return false
 }
 
 // sameOrigin refuses requests a browser sends on behalf of another site: an Origin

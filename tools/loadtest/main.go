@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -48,7 +49,7 @@ var mix = []request{
 	{class: "valid", path: "/v1/recommend?model=mistral-7b&task=qlora&purchase=any&top=5"},
 	{class: "valid", path: "/v1/estimate?model=llama-2-70b&task=inference"},
 	{class: "valid", path: "/v1/providers"},
-	{class: "valid", path: "/healthz"},
+	{class: "health", path: "/healthz"},
 	{class: "huge", path: "/v1/offers"},
 	{class: "huge", path: "/v1/offers?limit=10000"},
 	{class: "huge", path: "/v1/recommend?model=llama-2-7b&task=lora&top=100&purchase=any"},
@@ -70,7 +71,7 @@ func main() {
 	nOffers := flag.Int("offers", 100_000, "offers in the database")
 	clients := flag.Int("clients", 64, "concurrent clients")
 	perClient := flag.Int("requests", 100, "requests per client")
-	maxConc := flag.Int("max-concurrent", 32, "[daemon] max_concurrent")
+	maxConc := flag.Int("max-concurrent", 0, "[daemon] max_concurrent (0: the daemon's default)")
 	duration := flag.Duration("duration", 3*time.Minute, "stop sending after this long")
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed at the end)")
 	flag.Parse()
@@ -105,7 +106,13 @@ func run(picker string, nOffers, clients, perClient, maxConc int, duration time.
 		return err
 	}
 	cfg := filepath.Join(dir, "config.toml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf("[daemon]\nlisten = %q\nmax_concurrent = %d\n", addr, maxConc)), 0o644)
+	cfgText := fmt.Sprintf("[daemon]\nlisten = %q\n", addr)
+	if maxConc > 0 {
+		cfgText += fmt.Sprintf("max_concurrent = %d\n", maxConc)
+	}
+	if err := os.WriteFile(cfg, []byte(cfgText), 0o644); err != nil {
+		return err
+	}
 	var logs bytes.Buffer
 	cmd := exec.Command(picker, "--config", cfg, "--db", db, "--quiet", "daemon")
 	cmd.Stderr = &syncWriter{w: &logs}
@@ -219,8 +226,12 @@ func run(picker string, nOffers, clients, perClient, maxConc int, duration time.
 	}
 	panics := strings.Count(logs.String(), "panic")
 
-	fmt.Printf("load: %d clients x %d requests (max_concurrent %d): %d sent in %v (%.0f req/s)\n",
-		clients, perClient, maxConc, n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds())
+	conc := "default"
+	if maxConc > 0 {
+		conc = strconv.Itoa(maxConc)
+	}
+	fmt.Printf("load: %d clients x %d requests (max_concurrent %s, %d CPUs): %d sent in %v (%.0f req/s)\n",
+		clients, perClient, conc, runtime.NumCPU(), n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds())
 	classes := make([]string, 0, len(byStatus))
 	for c := range byStatus {
 		classes = append(classes, c)
