@@ -4,6 +4,7 @@ package static
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -47,5 +48,26 @@ func TestFetchRefusesDirectory(t *testing.T) {
 	_, err = New(Config{Files: []string{"/dev/zero"}}).Fetch(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "a device") {
 		t.Errorf("Fetch of /dev/zero: %v, want the device refused", err)
+	}
+}
+
+// Issue 18, case 6: a row with gpu_mem_gib = inf made every /v1/recommend a 500. It is
+// dropped at Finalize with a warning naming the offer; the file's other rows land.
+func TestInfiniteMemoryRowDropped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prices.toml")
+	src := "[[offers]]\nregion = \"lab\"\ninstance_type = \"good-box\"\ngpu_model = \"A100-80GB\"\ngpu_count = 8\nprice_usd_hr = 12.5\n" +
+		"[[offers]]\nregion = \"lab\"\ninstance_type = \"inf-box\"\ngpu_model = \"A100-80GB\"\ngpu_count = 8\ngpu_mem_gib = inf\nprice_usd_hr = 12.5\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := New(Config{Files: []string{path}}).Fetch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Offers) != 1 || snap.Offers[0].InstanceType != "good-box" {
+		t.Errorf("offers %+v; want good-box only", snap.Offers)
+	}
+	if !strings.Contains(strings.Join(snap.Warnings, "\n"), "inf-box") {
+		t.Errorf("warnings %q do not name inf-box", snap.Warnings)
 	}
 }
