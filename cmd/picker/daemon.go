@@ -15,6 +15,7 @@ import (
 
 	"github.com/pickergpu/picker/config"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/registry"
 	"github.com/pickergpu/picker/refresh"
 	"github.com/pickergpu/picker/scheduler"
@@ -32,10 +33,13 @@ const nightlyTimeout = 30 * time.Minute
 // (about 250 bytes each).
 const offerCacheSize = 200_000
 
-// Seams for tests: which signals the daemon hears and how it exits at once.
+// Seams for tests: which signals the daemon hears, how it exits at once, and how a
+// provider is built (a test makes one that ignores cancellation, as a stuck adapter
+// would).
 var (
 	notifySignals = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
 	exitNow       = os.Exit
+	newProvider   = func(d providers.Descriptor, cfg any) (providers.Provider, error) { return d.New(cfg) }
 )
 
 type daemonOptions struct {

@@ -57,7 +57,7 @@ func (a *app) refreshJobs(names []string) ([]refresh.Job, error) {
 		if !ok {
 			return nil, usageError{fmt.Errorf("--provider %q: unknown provider; known: %s", name, strings.Join(registry.Names(), ", "))}
 		}
-		p, err := d.New(a.cfg.Providers.Sections()[name])
+		p, err := newProvider(d, a.cfg.Providers.Sections()[name])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
