@@ -287,7 +287,7 @@ func (a *app) refreshTask(st refresh.Store, j refresh.Job) func(context.Context)
 	return func(ctx context.Context) error {
 		r := refresh.Run(ctx, st, j, a.now)
 		for _, w := range r.Warnings {
-			a.log.Warn(w, "provider", r.Provider)
+			a.log.Warn(a.redactor().String(w), "provider", r.Provider)
 		}
 		for part, e := range r.Failed {
 			a.log.Warn("part of the refresh failed; its last good prices stay current", "provider", r.Provider, "part", part, "error", e)
