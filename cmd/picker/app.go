@@ -67,12 +67,14 @@ type app struct {
 	red *redact.Redactor
 	// The daemon's health state (/healthz) and Hub gate (API model lookups).
 	lastProbe atomic.Pointer[probeResult]
+	probing   atomic.Bool
 	schema    atomic.Int64
 	hub       *hubGate
 }
 
 // redactor is the one redaction step for errors picker stores, serves or logs: the
-// secrets the config and environment point at, plus secret-shaped text.
+// secrets the config and environment point at, plus secret-shaped text. setup builds
+// it; the fallback serves callers that made an app without setup.
 func (a *app) redactor() *redact.Redactor {
 	if a.red == nil {
 		a.red = redact.New(a.cfg.Secrets(a.m.Getenv)...)
@@ -214,6 +216,8 @@ func (a *app) setup() error {
 		return err
 	}
 	a.cfg = cfg
+	// Built here, before any goroutine uses it.
+	a.red = redact.New(cfg.Secrets(a.m.Getenv)...)
 	// One cap on every provider answer, whichever adapter reads it.
 	httpx.SetMaxBodyBytes(int64(cfg.Refresh.MaxAnswerMiB) << 20)
 	return nil

@@ -285,13 +285,19 @@ func (a *app) handleHealth(w http.ResponseWriter, r *http.Request) {
 		err = st.Ping(ctx)
 	}
 	if err == nil {
-		p := a.lastProbe.Load()
-		if p == nil {
-			p = a.probeIntegrity(ctx, st)
-		}
-		h.Integrity, h.CheckedAt = "ok", p.at.UTC().Format(time.RFC3339)
-		if p.err != nil {
-			h.Integrity, err = "failed", p.err
+		if p := a.lastProbe.Load(); p == nil {
+			// No probe yet (an API served without runDaemon): run one in the
+			// background, not under this request's deadline; until it ends the
+			// integrity is "pending", which is not a failure.
+			h.Integrity = "pending"
+			if a.probing.CompareAndSwap(false, true) {
+				go a.probeIntegrity(context.WithoutCancel(ctx), st)
+			}
+		} else {
+			h.Integrity, h.CheckedAt = "ok", p.at.UTC().Format(time.RFC3339)
+			if p.err != nil {
+				h.Integrity, err = "failed", p.err
+			}
 		}
 	}
 	if err == nil {
