@@ -81,6 +81,9 @@ type guard struct {
 	hosts map[string]bool // names allowed besides IP literals and localhost
 	token string          // "" = no token required
 	slots chan struct{}   // one per request in progress
+	// params are each route's parameters: a request naming an unknown one, or a value
+	// over a cap, is refused before it waits for a slot.
+	params map[string][]param
 }
 
 // newGuard builds the guard from [daemon]: the listen host and hosts, token_env's value,
@@ -139,8 +142,8 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		}
 		// A malformed or oversized query is refused before it waits for a slot: it
 		// costs nothing to answer and must not crowd out real questions.
-		if _, err := parseQuery(r.URL.RawQuery); err != nil {
-			writeAPIError(w, http.StatusBadRequest, err.Error(), "")
+		if err := g.precheck(r); err != nil {
+			writeAPIError(w, http.StatusBadRequest, err.Error(), pricing.ErrorParam(err))
 			return
 		}
 		if !g.acquire(r) {
@@ -151,6 +154,27 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		defer func() { <-g.slots }()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// precheck runs the checks that need no store and no model: the query parses, names
+// only the route's parameters, keeps to the caps, and names no file as the model. The
+// handler repeats them (they are cheap) as part of binding.
+func (g *guard) precheck(r *http.Request) error {
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	ps, ok := g.params[r.URL.Path]
+	if !ok {
+		return nil
+	}
+	if err := CheckValues(q, ps); err != nil {
+		return err
+	}
+	if err := checkAPICaps(q, ps); err != nil {
+		return err
+	}
+	return checkModelRef(q.Get("model"))
 }
 
 // queueWait is how long a request waits for a slot before the 503: long enough to

@@ -102,8 +102,13 @@ func bindJobQuery(q url.Values, ps []param, job *JobRequest) error {
 	if err := bindQuery(q, ps); err != nil {
 		return err
 	}
-	if job.Model != "" && modelref.IsPath(job.Model) {
-		return pricing.ParamErrorf(pricing.Invalid, "model", "parameter \"model\" %q: the API does not read files; pass a catalog name or a Hugging Face id", job.Model)
+	return checkModelRef(job.Model)
+}
+
+// checkModelRef refuses a model that names a file: the API never reads local paths.
+func checkModelRef(model string) error {
+	if model != "" && modelref.IsPath(model) {
+		return pricing.ParamErrorf(pricing.Invalid, "model", "parameter \"model\" %q: the API does not read files; pass a catalog name or a Hugging Face id", model)
 	}
 	return nil
 }
@@ -132,7 +137,15 @@ func (a *app) apiHandlerFor(listen string) http.Handler {
 		}
 		writeAPIError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see /healthz, /v1/offers, /v1/estimate, /v1/recommend, /v1/providers", r.URL.Path), "")
 	})
-	return a.accessLog(a.newGuard(listen).wrap(mux))
+	g := a.newGuard(listen)
+	// What a request to each route may say, checked before it waits for a slot.
+	g.params = map[string][]param{
+		"/v1/offers":    a.newOffersOptions().params(),
+		"/v1/estimate":  a.newEstimateOptions().params(),
+		"/v1/recommend": a.newRecommendOptions().params(),
+		"/v1/providers": nil,
+	}
+	return a.accessLog(g.wrap(mux))
 }
 
 // commandHandler runs serve for each request under requestTimeout and writes its result
