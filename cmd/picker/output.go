@@ -21,7 +21,7 @@ type IOStreams struct {
 	Out, ErrOut io.Writer
 	Format      string // table, json or csv
 	TTY         bool
-	Verbose     bool // -v: tables add detail (recommend's time-cost frontier)
+	Verbose     bool // -v: tables add detail (recommend's time-cost frontier, exclusions, assumptions, per-offer notes)
 	Now         func() time.Time
 }
 

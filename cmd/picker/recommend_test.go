@@ -127,7 +127,7 @@ func TestRecommendNoFitExit3(t *testing.T) {
 	if r.code != 3 {
 		t.Fatalf("exit %d; want 3 (stderr %s)", r.code, r.stderr)
 	}
-	for _, want := range []string{"needs", "GiB per GPU", "the largest GPU offered has 80.0 GiB"} {
+	for _, want := range []string{"memory: needs", "GiB per GPU", "GiB usable per GPU"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr %q lacks %q", r.stderr, want)
 		}

@@ -252,7 +252,7 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 			if !ok {
 				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): gpu_mem_gib is required for unknown GPU %q", where, t.InstanceType, t.GPUModel)
 			}
-			mem = g.MemGiB
+			mem = g.MemGB
 		}
 		obs := mod
 		if t.Observed != "" {
