@@ -301,7 +301,7 @@ func buildDB(path string, n int) error {
 			}
 			offers[i] = pricing.Offer{
 				Provider: name, Region: fmt.Sprintf("r%02d", (k/3)%25), InstanceType: fmt.Sprintf("type-%d", k),
-				GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGiB, VCPUs: 8 * c, RAMGiB: 64 * c,
+				GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, VCPUs: 8 * c, RAMGiB: 64 * c,
 				Purchase: purchase, PriceUSDHr: 0.1 + float64((k*7919)%100000)/1000*c, Currency: "USD",
 				Source: pricing.SourceAPI, ObservedAt: now,
 			}
