@@ -81,6 +81,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s := &Store{db: db, path: path}
 	if err := s.init(ctx); err != nil {
 		db.Close()
+		if _, serr := os.Stat(path); serr == nil && readOnlyCause(err) {
+			if ro, rerr := openReadOnly(ctx, path); rerr == nil {
+				return ro, nil
+			}
+		}
 		return nil, err
 	}
 	return s, nil
