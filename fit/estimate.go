@@ -127,7 +127,7 @@ func (r *resolved) note(format string, args ...any) {
 func resolve(m *Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
 	for _, step := range []func(*Model, *resolved) error{
-		resolveTask, resolvePrecision, resolveQuant, resolveRuntime, resolveParallelism, resolveGradCkpt, resolveLength, resolveLoRA,
+		resolveTask, resolveApplicable, resolvePrecision, resolveQuant, resolveRuntime, resolveParallelism, resolveGradCkpt, resolveLength, resolveLoRA, resolveTechniques,
 	} {
 		if err := step(m, r); err != nil {
 			return nil, err
@@ -274,7 +274,11 @@ func resolveParallelism(m *Model, r *resolved) error {
 		return invalid("shard", "--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
 	case diffusion && r.Shard == "tp" && r.GPUs > 1:
 		return invalid("shard", "--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
-	case !training && r.Offload.Enabled():
+	case r.Offload == OffloadModel && !diffusion:
+		return invalid("offload", "--offload model: model CPU offload is modelled for image pipelines (diffusers enable_model_cpu_offload); %s is a language model", m.Name)
+	case diffusion && r.Offload.Enabled() && r.Offload != OffloadModel:
+		return invalid("offload", "--offload %s: image pipelines take --offload model (diffusers enable_model_cpu_offload)", r.Offload)
+	case !training && r.Offload.Enabled() && !diffusion:
 		return invalid("offload", "--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
 	case r.Offload == "optimizer" && !r.Shard.Sharded():
 		return invalid("offload", "--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
@@ -424,7 +428,7 @@ func Estimate(m *Model, job Job) (*Result, error) {
 	var bd Breakdown
 	var cpu float64
 	if m.Kind == KindDiffusion {
-		bd = estimateImage(m, r)
+		bd, cpu = estimateImage(m, r)
 	} else if r.IsTraining() {
 		bd, cpu = estimateTraining(m, r)
 	} else {
@@ -501,6 +505,7 @@ func standardNotes(m *Model, r *resolved) []string {
 		}
 		add("peak includes the largest checkpoint tensor copied while the weights load")
 	}
+	out = append(out, techniqueNotes(m, r)...)
 	if m.attnSoftcap && r.Attention != "eager" {
 		add("%s uses attention logit soft-capping, which fused SDPA/flash kernels do not apply: the attention scores are materialised as in eager mode", m.Architecture)
 	}
@@ -688,7 +693,7 @@ func (t *trainMem) optimizerStates(m *Model, r *resolved) {
 	switch r.Optimizer {
 	case "adamw":
 		t.opt = 2 * stateB * T  // m and v
-		t.stepTemp = stateB * T // foreach AdamW materialises sqrt(v) for all params at once
+		t.stepTemp = stepTempBytes(m, r, stateB) // foreach AdamW materialises sqrt(v) for all params at once
 	case "adamw-8bit", "paged-adamw-8bit":
 		t.opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)
 	case "adafactor":
@@ -780,7 +785,10 @@ func (t *trainMem) activations(m *Model, r *resolved) {
 		if m.logitSoftcap {
 			perTok += 2 * 4 // tanh soft-capping keeps its fp32 input and output
 		}
-		t.ws = tokens * float64(m.vocab) * perTok
+		t.ws = lossTokens(m, r, tokens) * float64(m.vocab) * perTok
+		if r.Loss == "chunked" {
+			t.ws += tokens * float64(m.hidden) * r.b // the input gradient the chunks accumulate into
+		}
 	}
 	if r.GPUs > 1 && !r.Shard.Sharded() {
 		t.ws += t.grads // DDP gradient buckets
@@ -884,21 +892,22 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	return bd
 }
 
-func estimateImage(m *Model, r *resolved) Breakdown {
+func estimateImage(m *Model, r *resolved) (Breakdown, float64) {
 	var bd Breakdown
 	p := m.pipe
-	var weights, vaeParams float64
+	var weights, vaeParams, largest float64
 	for _, c := range p.Components {
 		n := float64(c.Params)
 		if c.Role == "vae" {
 			vaeParams = n
 		}
+		w := n * r.store
 		if r.quantB > 0 && c.Quantize {
 			lf := c.LinearFraction
-			weights += n*lf*r.quantB + n*(1-lf)*r.store
-		} else {
-			weights += n * r.store
+			w = n*lf*r.quantB + n*(1-lf)*r.store
 		}
+		weights += w
+		largest = math.Max(largest, w)
 	}
 	W, H := float64(r.Resolution.Width), float64(r.Resolution.Height)
 	imgs := float64(r.Images)
@@ -946,8 +955,16 @@ func estimateImage(m *Model, r *resolved) Breakdown {
 		vb = 4
 		vaeExtra = vaeParams * 2 // the VAE is converted to fp32 for decoding
 	}
-	vae := imgs*W*H*float64(p.VAE.DecodeChannels)*vb*3.5 + vaeExtra
+	vImgs, vW, vH := vaeDecodeSize(m, r, imgs, W, H)
+	vae := vImgs*vW*vH*float64(p.VAE.DecodeChannels)*vb*3.5 + vaeExtra
 	bd.Weights = weights
 	bd.Activations = math.Max(den, vae)
-	return bd
+	var cpu float64
+	if r.Offload == OffloadModel {
+		// diffusers enable_model_cpu_offload keeps every component in host memory and moves
+		// one whole component (text encoder, denoiser or VAE) to the GPU when it runs; the
+		// GPU holds the largest one plus the activations of whichever phase peaks.
+		bd.Weights, cpu = largest, weights
+	}
+	return bd, cpu
 }

@@ -22,6 +22,10 @@ type (
 	Attention string // --attention
 	Shard     string // --shard
 	Offload   string // --offload
+	// OptimizerStep is how torch.optim runs the step (--optimizer-step).
+	OptimizerStep string
+	// Loss is how the language-model loss is computed (--loss).
+	Loss string
 )
 
 // Task values (CONTRACT --task).
@@ -48,8 +52,16 @@ var (
 	Optimizers = []Optimizer{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum"}
 	Attentions = []Attention{"eager", "sdpa", "flash"}
 	Shards     = []Shard{ShardNone, "zero1", "zero2", "zero3", "fsdp", "tp"}
-	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params"}
+	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params", OffloadModel}
+	// OptimizerSteps: torch.optim's implementations (foreach is its CUDA default).
+	OptimizerSteps = []OptimizerStep{"foreach", "fused", "for-loop"}
+	// Losses: the full-vocabulary cross-entropy, or one computed chunk by chunk.
+	Losses = []Loss{"standard", "chunked"}
 )
+
+// OffloadModel is diffusers' enable_model_cpu_offload: an image pipeline's components
+// wait in host memory and move to the GPU one at a time.
+const OffloadModel Offload = "model"
 
 // Mixed reports whether the precision is automatic mixed precision (fp16-mixed, bf16-mixed).
 func (p Precision) Mixed() bool { return strings.HasSuffix(string(p), "-mixed") }
@@ -91,6 +103,13 @@ type Job struct {
 	Offload     Offload    `json:"offload"`    // Offloads; "" = none
 	Resolution  Resolution `json:"resolution"` // image-gen; zero = the pipeline's default
 	Images      int        `json:"images"`     // images per batch; 0 = 1
+	// OptimizerStep: OptimizerSteps; "" = foreach (torch.optim's default on CUDA).
+	OptimizerStep OptimizerStep `json:"optimizer_step"`
+	// Loss: Losses; "" = standard (the full logits are materialised).
+	Loss Loss `json:"loss"`
+	// VAETiling decodes one image at a time in tiles (diffusers enable_vae_slicing and
+	// enable_vae_tiling).
+	VAETiling bool `json:"vae_tiling"`
 }
 
 // Resolution is an image size in pixels; the zero value means the pipeline's default.
@@ -192,12 +211,18 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.GPUs, err = intFlag("gpus", v, 1); return }},
 	{"shard", "none, zero1, zero2, zero3, fsdp or tp (default none for training, tp for inference on >1 GPU)", "", false,
 		func(j *Job, v string) (err error) { j.Shard, err = parseEnum("shard", v, Shards); return }},
-	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload)", "none", false,
+	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload); model for image generation (diffusers model CPU offload)", "none", false,
 		func(j *Job, v string) (err error) { j.Offload, err = parseEnum("offload", v, Offloads); return }},
 	{"resolution", "image generation: WxH (default: the model's)", "", false,
 		func(j *Job, v string) (err error) { j.Resolution, err = parseResolution(v); return }},
 	{"images", "image generation: images per batch (default 1)", "", false,
 		func(j *Job, v string) (err error) { j.Images, err = intFlag("images", v, 1); return }},
+	{"optimizer-step", "training: torch.optim step implementation: foreach, fused or for-loop", "foreach", false,
+		func(j *Job, v string) (err error) { j.OptimizerStep, err = parseEnum("optimizer-step", v, OptimizerSteps); return }},
+	{"loss", "training: standard or chunked (chunked/fused linear cross-entropy: Liger, LitGPT, torchtune)", "standard", false,
+		func(j *Job, v string) (err error) { j.Loss, err = parseEnum("loss", v, Losses); return }},
+	{"vae-tiling", "image generation: decode one image at a time in tiles (diffusers VAE slicing + tiling)", "false", true,
+		func(j *Job, v string) (err error) { j.VAETiling, err = boolFlag("vae-tiling", v); return }},
 }
 
 // ParseJob sets the job flags values holds, keyed by JobParams names ("model" and
