@@ -692,7 +692,7 @@ func (t *trainMem) optimizerStates(m *Model, r *resolved) {
 	}
 	switch r.Optimizer {
 	case "adamw":
-		t.opt = 2 * stateB * T  // m and v
+		t.opt = 2 * stateB * T                   // m and v
 		t.stepTemp = stepTempBytes(m, r, stateB) // foreach AdamW materialises sqrt(v) for all params at once
 	case "adamw-8bit", "paged-adamw-8bit":
 		t.opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)

@@ -218,7 +218,10 @@ var JobParams = []JobParam{
 	{"images", "image generation: images per batch (default 1)", "", false,
 		func(j *Job, v string) (err error) { j.Images, err = intFlag("images", v, 1); return }},
 	{"optimizer-step", "training: torch.optim step implementation: foreach, fused or for-loop", "foreach", false,
-		func(j *Job, v string) (err error) { j.OptimizerStep, err = parseEnum("optimizer-step", v, OptimizerSteps); return }},
+		func(j *Job, v string) (err error) {
+			j.OptimizerStep, err = parseEnum("optimizer-step", v, OptimizerSteps)
+			return
+		}},
 	{"loss", "training: standard or chunked (chunked/fused linear cross-entropy: Liger, LitGPT, torchtune)", "standard", false,
 		func(j *Job, v string) (err error) { j.Loss, err = parseEnum("loss", v, Losses); return }},
 	{"vae-tiling", "image generation: decode one image at a time in tiles (diffusers VAE slicing + tiling)", "false", true,
