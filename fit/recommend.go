@@ -83,21 +83,6 @@ type Fit struct {
 	vk variantKey // the estimate this fit was judged with
 }
 
-// LadderStep is one memory-saving change the job could make, estimated on its own
-// against the original job.
-type LadderStep struct {
-	Change string `json:"change"`
-	// Flags is how to ask for it on the command line.
-	Flags          string  `json:"flags"`
-	DeviceTotalGiB float64 `json:"device_total_gib"`
-	// Cheapest is the best offer with the change; nil when even then nothing fits.
-	Cheapest *Fit `json:"cheapest"`
-	// SavingPct compares Cheapest with the original job's best offer (by the ranking in
-	// use); nil when the original job fits nowhere or the step fits nowhere.
-	SavingPct *float64 `json:"saving_pct"`
-	Tradeoff  string   `json:"tradeoff"`
-}
-
 // Recommendation is Recommend's answer.
 type Recommendation struct {
 	// Estimate is the job at the GPU count of the best offer (or Job.GPUs when pinned,
@@ -105,7 +90,11 @@ type Recommendation struct {
 	Estimate *Result      `json:"estimate"`
 	Offers   []Fit        `json:"offers"`
 	Ladder   []LadderStep `json:"ladder"`
-	Warnings []string     `json:"warnings"`
+	// Rejected are the rungs that apply to the job but would not save money, with why.
+	Rejected []RejectedStep `json:"rejected"`
+	// Plan is the cheapest combination of rungs; nil when no rung saves money.
+	Plan     *Plan    `json:"plan"`
+	Warnings []string `json:"warnings"`
 	// NearestMiss explains why nothing fits; empty when some offer fits.
 	NearestMiss string `json:"nearest_miss,omitempty"`
 }
@@ -355,13 +344,13 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	}
 	ev := newEvaluator(&in, in.Job, caps)
 	fits := rankFits(ev, in.Top)
-	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}}
+	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}}
 	if len(fits) > 0 {
 		rec.Estimate = ev.variant(fits[0].vk).res
 	} else {
 		rec.Estimate = baseRes
 	}
-	rec.Ladder = ladder(&in, caps, fits)
+	rec.Ladder, rec.Rejected, rec.Plan = ladder(&in, caps, ev, fits, rec.Estimate)
 	rec.Warnings = warnings(&in, rec)
 	if len(fits) == 0 {
 		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder)
@@ -451,126 +440,6 @@ func jobHours(m *Model, r *Result, o *pricing.Offer, c *gpuCaps, gpus int, token
 		}
 	}
 	return secs / 3600, true
-}
-
-// ladderChange is one rung: whether it applies to the job and how it changes it.
-type ladderChange struct {
-	name, flags, tradeoff string
-	applies               func(j Job, training bool) bool
-	apply                 func(j Job) Job
-	perOfferGPUs          bool // evaluated at each offer's GPU count even when --gpus pins it
-}
-
-// trainingLadder is the seeds' order of effort.
-var trainingLadder = []ladderChange{
-	{"smaller micro-batch (1) with gradient accumulation", "--batch 1", "same effective batch through gradient accumulation; more, smaller steps (somewhat slower)",
-		func(j Job, t bool) bool { return t && j.Batch > 1 }, func(j Job) Job { j.Batch = 1; return j }, false},
-	{"bf16 mixed precision", "--precision bf16-mixed", "needs an Ampere or newer GPU (fp16-mixed with loss scaling elsewhere); usually no quality loss",
-		func(j Job, t bool) bool { return t && j.Precision == "fp32" }, func(j Job) Job { j.Precision = "bf16-mixed"; return j }, false},
-	{"gradient checkpointing", "--grad-ckpt", "≈20–30 % slower: activations are recomputed in the backward pass",
-		func(j Job, t bool) bool { return t && !j.GradCkpt }, func(j Job) Job { j.GradCkpt = true; return j }, false},
-	{"LoRA instead of a full fine-tune", "--task lora", "trains low-rank adapters only; close to full fine-tuning for most adaptation tasks, weaker for large domain shifts",
-		func(j Job, t bool) bool { return j.Task == TaskFullFT }, func(j Job) Job { j.Task = TaskLoRA; return j }, false},
-	{"ZeRO-3 / FSDP across the instance's GPUs", "--shard zero3", "parameters, gradients and optimizer states split across GPUs; needs several GPUs and fast interconnect (NVLink) to stay efficient",
-		func(j Job, t bool) bool {
-			return t && (!j.Shard.Sharded() || j.Shard == "zero1" || j.Shard == "zero2")
-		}, func(j Job) Job { j.Shard = "zero3"; return j }, true},
-	{"CPU offload of optimizer states (ZeRO-Offload)", "--shard zero2 --offload optimizer", "needs host RAM for the states and PCIe bandwidth; optimizer steps run on the CPU (slower)",
-		func(j Job, t bool) bool { return t && !j.Offload.Enabled() },
-		func(j Job) Job {
-			if !j.Shard.Sharded() {
-				j.Shard = "zero2"
-			}
-			j.Offload = "optimizer"
-			return j
-		}, false},
-	{"QLoRA (4-bit NF4 base weights)", "--task qlora", "slower (dequantisation each step) and slightly less accurate than LoRA on bf16 weights",
-		func(j Job, t bool) bool { return j.Task == TaskFullFT || j.Task == TaskLoRA },
-		func(j Job) Job {
-			j.Task, j.Quant = TaskQLoRA, "nf4"
-			if j.Precision == "fp32" || j.Precision == "bf16" || j.Precision == "fp16" {
-				j.Precision = ""
-			}
-			return j
-		}, false},
-}
-
-// inferenceLadder: quantized inference is inference's rung.
-var inferenceLadder = []ladderChange{
-	{"int8 weights (LLM.int8)", "--quant int8", "bitsandbytes int8 is slower than bf16 matmuls; quality close to bf16",
-		func(j Job, _ bool) bool { return !j.Quant.Quantized() }, func(j Job) Job { j.Quant = "int8"; return j }, false},
-	{"4-bit weights (NF4)", "--quant nf4", "about a quarter of the weight memory; slight quality loss, slower dequantisation at small batch",
-		func(j Job, _ bool) bool { return !j.Quant.FourBit() }, func(j Job) Job { j.Quant = "nf4"; return j }, false},
-}
-
-func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
-	training := in.Job.IsTraining()
-	changes := inferenceLadder
-	if training {
-		changes = trainingLadder
-	} else if in.Model.IsImageModel() {
-		return []LadderStep{}
-	}
-	steps := []LadderStep{}
-	for _, ch := range changes {
-		if !ch.applies(in.Job, training) {
-			continue
-		}
-		j := ch.apply(in.Job)
-		sub := *in
-		sub.Job = j
-		if ch.perOfferGPUs {
-			sub.PinGPUs = false
-		}
-		// The step must be a valid job on its own.
-		probe := j
-		if !sub.PinGPUs {
-			probe.GPUs = 1
-		}
-		if ch.perOfferGPUs {
-			probe.GPUs = 2
-		}
-		if _, err := Estimate(in.Model, probe); err != nil {
-			continue
-		}
-		ev := newEvaluator(&sub, j, caps)
-		if ch.perOfferGPUs {
-			ev.minGPUs = 2
-		}
-		best := rankFits(ev, 1)
-		step := LadderStep{Change: ch.name, Flags: ch.flags, Tradeoff: ch.tradeoff}
-		if len(best) > 0 {
-			b := best[0]
-			step.Cheapest = &b
-			step.DeviceTotalGiB = ev.variant(b.vk).res.DeviceTotalGiB
-			if len(baseFits) > 0 {
-				s := saving(baseFits[0], b, in.Rank)
-				step.SavingPct = s
-			}
-		} else {
-			g := max(j.GPUs, 1)
-			if ch.perOfferGPUs {
-				g = maxLadderGPUs
-			}
-			if v := ev.variant(variantKey{g, false}); v.err == nil {
-				step.DeviceTotalGiB = v.res.DeviceTotalGiB
-			}
-		}
-		steps = append(steps, step)
-	}
-	return steps
-}
-
-func saving(base, step Fit, rank Rank) *float64 {
-	bp, sp := base.PriceUSDHr, step.PriceUSDHr
-	if rank == RankJob && base.EstCostUSD != nil && step.EstCostUSD != nil {
-		bp, sp = *base.EstCostUSD, *step.EstCostUSD
-	}
-	if bp <= 0 {
-		return nil
-	}
-	s := math.Round((bp-sp)/bp*1000) / 10
-	return &s
 }
 
 func warnings(in *RecommendInput, rec *Recommendation) []string {

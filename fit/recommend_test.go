@@ -2,6 +2,7 @@ package fit
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,13 +181,22 @@ func TestRecommendLadderOrderAndSavings(t *testing.T) {
 		offers = append(offers, offer("p", "8x-g"+string(rune('a'+i)), "H100", 8, mem, 8*float64(i+1)))
 	}
 	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	// The rungs shown keep the seeds' order of effort (trainingRungs), and the ones a
+	// 7B fp32 full fine-tune on these prices must show are there.
+	last := -1
 	var order []string
 	for _, s := range rec.Ladder {
 		order = append(order, s.Flags)
+		i := slices.IndexFunc(trainingRungs, func(r rung) bool { return r.name == s.Change })
+		if i <= last {
+			t.Errorf("ladder order %v breaks the rung order at %q", order, s.Change)
+		}
+		last = i
 	}
-	want := []string{"--batch 1", "--precision bf16-mixed", "--grad-ckpt", "--task lora", "--shard zero3", "--shard zero2 --offload optimizer", "--task qlora"}
-	if strings.Join(order, " | ") != strings.Join(want, " | ") {
-		t.Fatalf("ladder = %v; want %v", order, want)
+	for _, want := range []string{"--batch 1", "--grad-ckpt", "--task lora", "--task qlora --precision bf16-mixed", "--optimizer adamw-8bit", "--precision bf16"} {
+		if !slices.Contains(order, want) {
+			t.Errorf("ladder %v lacks %s", order, want)
+		}
 	}
 	base := 0.0
 	if len(rec.Offers) > 0 {
@@ -214,13 +224,17 @@ func TestRecommendLadderOrderAndSavings(t *testing.T) {
 	for _, s := range rec.Ladder {
 		byFlags[s.Flags] = s
 	}
-	if !(byFlags["--task qlora"].DeviceTotalGiB < byFlags["--task lora"].DeviceTotalGiB) {
-		t.Errorf("qlora need %v not below lora need %v", byFlags["--task qlora"].DeviceTotalGiB, byFlags["--task lora"].DeviceTotalGiB)
+	if q := byFlags["--task qlora --precision bf16-mixed"]; !(q.DeviceTotalGiB < byFlags["--task lora"].DeviceTotalGiB) {
+		t.Errorf("qlora need %v not below lora need %v", q.DeviceTotalGiB, byFlags["--task lora"].DeviceTotalGiB)
 	}
-	// Inference has no training rungs; its rungs are int8 then 4-bit.
+	// Inference has no training rungs; its weight rungs are int8 then 4-bit.
 	inf := recommend(t, RecommendInput{Model: m, Job: Job{Task: TaskInference}, Offers: offers})
-	if len(inf.Ladder) != 2 || inf.Ladder[0].Flags != "--quant int8" || inf.Ladder[1].Flags != "--quant nf4" {
-		t.Errorf("inference ladder = %+v; want int8 then nf4", inf.Ladder)
+	var infFlags []string
+	for _, s := range inf.Ladder {
+		infFlags = append(infFlags, s.Flags)
+	}
+	if i, k := slices.Index(infFlags, "--quant int8"), slices.Index(infFlags, "--quant int4"); i < 0 || k < i {
+		t.Errorf("inference ladder = %v; want int8 then int4", infFlags)
 	}
 }
 

@@ -21,11 +21,13 @@ type IOStreams struct {
 	Format      string // table, json or csv
 	TTY         bool
 	Now         func() time.Time
+	// Verbose (-v) adds detail to tables: the ladder's rejected rungs, refresh errors in full.
+	Verbose bool
 }
 
 // streams is where commands print, as the global flags and the terminal say.
 func (a *app) streams() *IOStreams {
-	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Now: a.now}
+	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Now: a.now, Verbose: a.verbose}
 }
 
 // table is a rendered result: headers and rows of cells. The same table goes to a

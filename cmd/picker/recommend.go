@@ -255,23 +255,8 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
 	}
-	if len(r.Ladder) > 0 {
-		fmt.Fprintln(w, "\nsavings ladder (each change on its own):")
-		t := &table{headers: []string{"CHANGE", "FLAGS", "NEED/GPU", "CHEAPEST", "$/HR", "SAVING", "TRADE-OFF"}}
-		for _, s := range r.Ladder {
-			cheapest, price, saving := "nothing fits", "-", "-"
-			if s.Cheapest != nil {
-				cheapest = fmt.Sprintf("%s %s %s", s.Cheapest.Provider, s.Cheapest.Region, s.Cheapest.InstanceType)
-				price = usd(s.Cheapest.PriceUSDHr)
-			}
-			if s.SavingPct != nil {
-				saving = num(*s.SavingPct, 1) + " %"
-			}
-			t.add(s.Change, s.Flags, num(s.DeviceTotalGiB, 1), cheapest, price, saving, s.Tradeoff)
-		}
-		if err := t.write(w, s.TTY); err != nil {
-			return err
-		}
+	if err := writeLadder(s, r.Recommendation); err != nil {
+		return err
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(s.ErrOut, "warning:", warn)
