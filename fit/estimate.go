@@ -72,7 +72,10 @@ type Result struct {
 	// allocated plus CUDA context plus allocator cache. Compare it with an offer's VRAM.
 	DeviceTotalGiB float64 `json:"device_total_gib"`
 	// CPURAMGiB is host memory the job needs: offloaded states and checkpoint loading.
-	CPURAMGiB            float64  `json:"cpu_ram_gib"`
+	CPURAMGiB float64 `json:"cpu_ram_gib"`
+	// Warnings say where the job runs but probably not as meant (a sequence beyond the
+	// model's positions, ZeRO on one GPU); Assumptions say how it was modelled.
+	Warnings             []string `json:"warnings,omitempty"`
 	CUDAContextGiB       float64  `json:"cuda_context_gib"`
 	AllocatorOverheadGiB float64  `json:"allocator_overhead_gib"`
 	Assumptions          []string `json:"assumptions"`
@@ -110,6 +113,8 @@ type resolved struct {
 	trainable int64
 	// loraDropout: bytes per token, whole model, that LoRA dropout keeps (see layerBytes).
 	loraDropout float64
+	// warns are Result.Warnings: the job runs, but probably not as the user meant.
+	warns []string
 }
 
 // invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
@@ -315,7 +320,7 @@ func resolveLength(m *Model, r *resolved) error {
 			r.SeqLen = int(m.maxPos)
 		}
 	case m.maxPos > 0 && int64(r.SeqLen) > m.maxPos:
-		r.note("seq-len %d exceeds the model's max_position_embeddings %d (needs RoPE scaling or fails for learned positions)", r.SeqLen, m.maxPos)
+		r.warn("--seq-len %d is beyond %s's %d positions (max_position_embeddings): it needs RoPE scaling, and fails for learned positions", r.SeqLen, m.Name, m.maxPos)
 	}
 	return nil
 }
@@ -451,6 +456,7 @@ func Estimate(m *Model, job Job) (*Result, error) {
 		DeviceTotalGiB:       round3(peak/gib + CUDAContextGiB + alloc/gib),
 		CPURAMGiB:            round3(cpu / gib),
 	}
+	res.Warnings = r.warns
 	res.Assumptions = append(append(append([]string{}, m.Notes...), r.notes...), standardNotes(m, r)...)
 	return res, nil
 }

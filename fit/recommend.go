@@ -321,10 +321,13 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	if in.Top <= 0 {
 		in.Top = 10
 	}
+	// No more offers can be shown than there are: --top is clamped, so a huge value costs
+	// nothing (the top list is allocated at this size).
+	in.Top = max(1, min(in.Top, len(in.Offers)))
 	// Validate the job once up front, so a bad job is an error, not "nothing fits".
 	base := in.Job
 	if !in.PinGPUs {
-		base.GPUs = 1
+		base.GPUs = 0 // the default count, not a pinned one
 	}
 	baseRes, err := Estimate(in.Model, base)
 	if err != nil {
@@ -351,7 +354,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		rec.Estimate = baseRes
 	}
 	rec.Ladder, rec.Rejected, rec.Plan = ladder(&in, caps, ev, fits, rec.Estimate)
-	rec.Warnings = warnings(&in, rec)
+	rec.Warnings = append(warnings(&in, rec), rec.Estimate.Warnings...)
 	if len(fits) == 0 {
 		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder)
 	}

@@ -53,6 +53,9 @@ func resolveTechniques(m *Model, r *resolved) error {
 			r.Loss = "standard"
 		}
 	}
+	if r.IsTraining() && r.Shard.Sharded() && r.GPUs == 1 && !r.Offload.Enabled() {
+		r.warn("--shard %s on 1 GPU shards nothing: the states are laid out as ZeRO keeps them, on one GPU; give --gpus N, or add --offload (ZeRO-Offload on one GPU)", r.Shard)
+	}
 	if r.Task == TaskLoRA || r.Task == TaskQLoRA {
 		// A rank above min(d_in, d_out) of a layer adds parameters but no expressiveness:
 		// the update B·A has rank at most min(d_in, d_out) (Hu et al. 2021, LoRA, §4.1).
@@ -125,6 +128,10 @@ func vaeDecodeSize(m *Model, r *resolved, imgs, w, h float64) (float64, float64,
 	}
 	tile := float64(m.pipe.DefaultResolution)
 	return 1, math.Min(w, tile), math.Min(h, tile)
+}
+
+func (r *resolved) warn(format string, args ...any) {
+	r.warns = append(r.warns, fmt.Sprintf(format, args...))
 }
 
 // techniqueNotes are the assumptions the technique flags add to a Result.

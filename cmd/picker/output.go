@@ -78,6 +78,10 @@ func writeCSV(w io.Writer, header []string, rows [][]string) error {
 // writeFileAtomic writes through a temporary file in the same directory and renames
 // it over path, so readers never see a half-written export.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
+	mode, err := outFileMode(path)
+	if err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -85,6 +89,10 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after a successful rename
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if err := write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)

@@ -96,6 +96,9 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	if err != nil {
 		return nil, err
 	}
+	if err := o.Filters.checkNames(ctx, st); err != nil {
+		return nil, err
+	}
 	q := o.Filters.q
 	q.MaxGPUs = float64(o.MaxGPUs)
 	offers, err := st.Offers(ctx, q)
