@@ -64,6 +64,9 @@ type RecommendInput struct {
 	Tokens      float64 // training or generated tokens of the whole job; 0 = no time estimate
 	MFU         float64 // 0 = DefaultMFU
 	Top         int     // 0 = 10
+	// ByRegion lists an offer once per region; by default offers that differ only in
+	// region are one row with their regions listed (Fit.Regions).
+	ByRegion bool
 }
 
 // Fit is one offer that can run the job, with what it would need and cost.
@@ -79,6 +82,9 @@ type Fit struct {
 	GPUsUsed int `json:"gpus_used"`
 	// Notes say how the job had to change for this GPU (fp16 instead of bf16, …).
 	Notes []string `json:"notes,omitempty"`
+	// Regions are every region ("region/zone" where zoned) offering this instance at this
+	// price, this one first; empty when only its own (or with --by-region).
+	Regions []string `json:"regions,omitempty"`
 
 	vk variantKey // the estimate this fit was judged with
 }
@@ -346,7 +352,12 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		caps[i] = c
 	}
 	ev := newEvaluator(&in, in.Job, caps)
-	fits := rankFits(ev, in.Top)
+	var fits []Fit
+	if in.ByRegion {
+		fits = rankFits(ev, in.Top)
+	} else {
+		fits = groupByRegion(rankFits(ev, min(in.Top*groupFetchFactor, len(in.Offers))), in.Top)
+	}
 	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}}
 	if len(fits) > 0 {
 		rec.Estimate = ev.variant(fits[0].vk).res

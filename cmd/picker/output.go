@@ -149,3 +149,20 @@ func formatAge(d time.Duration) string {
 		return fmt.Sprintf("%d d", int(d.Hours()/24))
 	}
 }
+
+// oneLine keeps a table row on one line: a multi-line message ("13/13 regions failed:"
+// then one line per region) becomes its first line and a count of the rest; JSON, CSV
+// and -v logs carry it whole.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	first, rest, ok := strings.Cut(s, "\n")
+	if !ok {
+		return s
+	}
+	n := strings.Count(strings.TrimSpace(rest), "\n") + 1
+	first = strings.TrimSpace(first)
+	if !strings.HasSuffix(first, ":") && first != "" {
+		first += ";"
+	}
+	return fmt.Sprintf("%s … %d more line(s) (-o json or -v for all)", first, n)
+}

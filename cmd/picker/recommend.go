@@ -36,6 +36,7 @@ type RecommendOptions struct {
 	Top         int
 	HeadroomPct float64
 	MFU         float64
+	ByRegion    bool
 
 	Resolve    ModelResolver
 	Store      func(context.Context) (offerStore, error)
@@ -52,6 +53,8 @@ func (o *RecommendOptions) params() []param {
 		param{name: "rank", usage: "hourly (cheapest per hour) or job (cheapest for the whole job; needs --tokens)", def: string(fit.RankHourly),
 			set: func(v string) (err error) { o.Rank, err = fit.ParseRank(v); return }},
 		param{name: "tokens", usage: "training or generated tokens of the whole job (e.g. 2e9), for --rank job and time estimates", set: o.setTokens},
+		param{name: "by-region", kind: kindBool, usage: "list an instance once per region (default: one row per instance and price, with its regions)",
+			set: func(v string) (err error) { o.ByRegion, err = parseBool("by-region", v); return }},
 		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
 			set: func(v string) (err error) { o.Top, err = parseInt("top", 1)(v); return }},
 		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(fit.DefaultHeadroomPct), set: o.setHeadroom},
@@ -107,7 +110,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	}
 	rec, err := fit.Recommend(fit.RecommendInput{
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs, Offers: offers,
-		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
+		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top, ByRegion: o.ByRegion,
 	})
 	if err != nil {
 		return nil, err
@@ -245,6 +248,11 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 			region := o.Region
 			if o.Zone != "" {
 				region += " (" + o.Zone + ")"
+			}
+			if n := len(f.Regions); n > 3 {
+				region = fmt.Sprintf("%s +%d", strings.Join(f.Regions[:3], ","), n-3)
+			} else if n > 1 {
+				region = strings.Join(f.Regions, ",")
 			}
 			cells := []string{o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.MemPerDeviceGiB(), 1), num(f.NeedPerGPUGiB, 1), num(f.SparePerGPUGiB, 1), string(o.Purchase), usd(o.PriceUSDHr)}
 			if withCost {
