@@ -111,3 +111,13 @@ func writable(path string) bool {
 	os.Remove(probe.Name())
 	return true
 }
+
+// LatestSchemaVersion is the schema version this build creates and reads (its newest
+// migration); a database's own is SchemaVersion.
+func LatestSchemaVersion() int {
+	ms, err := migrations()
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}

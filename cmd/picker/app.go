@@ -160,7 +160,7 @@ that fits.`,
 		return usageError{plainFlagError(err)}
 	})
 	root.AddCommand(
-		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(),
+		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(), a.versionCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Flags().SortFlags = false
@@ -228,6 +228,7 @@ func (a *app) store(ctx context.Context) (*store.Store, error) {
 	if res.Offers > 0 {
 		a.log.Info("created price database from the embedded snapshot", "path", path, "offers", res.Offers, "snapshot", snapshot.Date().Format("2006-01-02"))
 	}
+	a.log.Debug("opened price database", "path", path, "read_only", st.ReadOnly(), "config", a.cfg.Path)
 	a.st = st
 	return st, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,8 @@ type RecommendOptions struct {
 	IO         *IOStreams // where recommendRun prints; the API and web pages render the result themselves
 	Now        func() time.Time
 	StaleAfter time.Duration // [recommend] stale_after; 0 = no freshness warning
+	// Log gets -v's detail: the model resolved, the offers read, the ladder's verdicts.
+	Log *slog.Logger
 }
 
 func (o *RecommendOptions) params() []param {
@@ -108,6 +111,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	rec, err := fit.Recommend(fit.RecommendInput{
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs, Offers: offers,
 		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top, ByRegion: o.ByRegion,
@@ -117,6 +121,13 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	}
 	if len(offers) == 0 {
 		rec.NearestMiss += "; widen them or run `picker refresh`"
+	}
+	if o.Log != nil {
+		o.Log.Debug("recommend", "model", m.Name, "source", m.Source, "params", m.Params(), "offers_read", len(offers),
+			"fits_shown", len(rec.Offers), "ladder", len(rec.Ladder), "rejected", len(rec.Rejected), "took", time.Since(start).Round(time.Millisecond))
+		for _, r := range rec.Rejected {
+			o.Log.Debug("ladder rung left out", "change", r.Change, "flags", r.Flags, "why", r.Reason)
+		}
 	}
 	rec.Warnings = append(rec.Warnings, freshnessWarnings(rec.Offers, o.Now(), o.StaleAfter)...)
 	if rec.Offers == nil {
@@ -158,7 +169,7 @@ func freshnessWarnings(fits []fit.Fit, now time.Time, staleAfter time.Duration) 
 }
 
 func (a *app) newRecommendOptions() *RecommendOptions {
-	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration}
+	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration, Log: a.log}
 }
 
 func (a *app) recommendCmd() *cobra.Command {
