@@ -225,3 +225,13 @@ func TestLadderFlagsRespectExistingShardAndOffload(t *testing.T) {
 		}
 	}
 }
+
+// A huge --top (the API's or the CLI's) is clamped to the offers there are: the top list
+// is allocated at that size.
+func TestRecommendTopClamped(t *testing.T) {
+	offers := ladderCatalogue()
+	rec := recommend(t, RecommendInput{Model: mustModel(t, "llama-2-7b"), Job: Job{}, Offers: offers, Top: math.MaxInt, ByRegion: true})
+	if len(rec.Offers) == 0 || len(rec.Offers) > len(offers) {
+		t.Errorf("%d offers shown of %d", len(rec.Offers), len(offers))
+	}
+}

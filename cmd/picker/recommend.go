@@ -220,7 +220,7 @@ func noFit(out *RecommendResult) error {
 
 // fitColumns are the CSV columns of a recommended offer (CONTRACT offer fields).
 var fitColumns = []string{"provider", "region", "zone", "instance_type", "gpu_model", "gpu_count", "gpu_mem_gib", "vcpus", "ram_gib",
-	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd"}
+	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd", "regions"}
 
 func optNum(v *float64) string {
 	if v == nil {
@@ -240,7 +240,7 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 			o := f.Offer
 			rows[i] = []string{o.Provider, o.Region, o.Zone, o.InstanceType, o.GPUModel, num(o.GPUCount, 4), num(o.GPUMemGiB, 2), num(o.VCPUs, 2), num(o.RAMGiB, 2),
 				string(o.Purchase), num(o.PriceUSDHr, 6), o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source,
-				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD)}
+				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD), strings.Join(f.Regions, " ")}
 		}
 		return writeCSV(w, fitColumns, rows)
 	}
