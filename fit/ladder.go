@@ -132,24 +132,13 @@ func fv(kv ...string) []flagVal {
 	return out
 }
 
-// Slow-down factors. The time model (jobHours) already sees gradient checkpointing (one
-// more forward pass), LoRA (no weight gradients), precision (fp32 vs tensor-core rates)
-// and, for decoding, the bytes read per step; a rung whose effect it sees takes its ratio
-// (timeModel). The others multiply it by a cited factor.
+// Slow-downs. The time model (throughput.go) sees gradient checkpointing, LoRA and
+// QLoRA (adapters, dequantization per micro-batch), precision, eager attention, ZeRO
+// communication, offload over PCIe and the bytes a decode step reads, so a rung whose
+// effect it sees takes its ratio (timeModel). The others state a cited factor: the whole
+// slow-down where the time model says nothing (image generation is not timed) or gets
+// the direction wrong (bitsandbytes LLM.int8 reads fewer bytes but decodes slower).
 const (
-	// pcieBytesPerSec: PCIe 4.0 x16 is 16 GT/s x 16 lanes, 128b/130b = 31.5 GB/s per
-	// direction (PCI-SIG PCIe 4.0 base specification); ~25 GB/s is what pinned-memory
-	// copies reach (CUDA bandwidthTest on A100 hosts).
-	pcieBytesPerSec = 25e9
-	// refComputeFLOPs: the reference GPU the offload ratio is judged on, an A100's dense
-	// bf16 312 TFLOPS (NVIDIA A100 datasheet) at DefaultMFU.
-	refComputeFLOPs = 312e12 * DefaultMFU
-	// qloraDequantTokens: bitsandbytes dequantizes every 4-bit weight once per
-	// micro-batch, a fixed cost beside compute that grows with tokens, so QLoRA/LoRA time is
-	// 1 + c/tokens per micro-batch. torchtune's README table (shared/calibration/
-	// throughput_measured.csv rows tu-a100-3b-lora and tu-a100-3b-qlora: 8210 vs 8035
-	// tokens/s at 2 x 4096 tokens) gives 1.022 = 1 + 180/8192.
-	qloraDequantTokens = 180.0
 	// int8Slowdown: bitsandbytes LLM.int8 decoding vs bf16, BLOOM-176B on 8 x A100, batch
 	// 1: 286.56 vs 230.38 ms/token (Hugging Face blog "Incredibly Fast BLOOM Inference with
 	// DeepSpeed and Accelerate", 2022): 1.24.
@@ -172,34 +161,6 @@ func orOne(x float64) float64 {
 		return 1
 	}
 	return x
-}
-
-// offloadSlow: ZeRO-Offload sends fp16 gradients to the host and fp16 parameters back
-// each step (Ren et al. 2021, "ZeRO-Offload", §4: 4 bytes per trainable parameter), and
-// optimizer+params also streams every parameter in for the forward and the backward pass
-// (2 x 2 bytes). The transfers overlap the compute, so the step takes the longer of the
-// two: max(1, transfer / compute) on the reference GPU, one optimizer step per micro-batch.
-func offloadSlow(modelled float64, _, step *Result, m *Model) float64 {
-	j := step.Job
-	k := 6.0
-	if j.Task != TaskFullFT {
-		k = 4
-	}
-	if j.GradCkpt {
-		k += 2
-	}
-	bytes := 4 * float64(step.TrainableParams)
-	if j.Offload == "optimizer+params" {
-		bytes += 4 * float64(m.params)
-	}
-	tokens := float64(max(j.Batch, 1) * max(j.SeqLen, 1))
-	compute := k * float64(m.ActiveParams()) * tokens / refComputeFLOPs
-	return orOne(modelled) * math.Max(1, bytes/pcieBytesPerSec/compute)
-}
-
-func qloraSlow(modelled float64, _, step *Result, _ *Model) float64 {
-	tokens := float64(max(step.Job.Batch, 1) * max(step.Job.SeqLen, 1))
-	return orOne(modelled) * (1 + qloraDequantTokens/tokens)
 }
 
 func fixedSlow(f float64) func(float64, *Result, *Result, *Model) float64 {
@@ -288,7 +249,7 @@ var trainingRungs = []rung{
 			f = append(f, fv("precision", "bf16-mixed")...)
 		}
 		return f
-	}, "bitsandbytes dequantizes the base weights every micro-batch; slightly less accurate than LoRA on 16-bit weights (Dettmers et al. 2023)", qloraSlow},
+	}, "bitsandbytes dequantizes the base weights every micro-batch; slightly less accurate than LoRA on 16-bit weights (Dettmers et al. 2023)", timeModel},
 	{"ZeRO-2 across the instance's GPUs", func(c rungCtx) []flagVal {
 		if !c.multiGPU || c.res.Job.Shard.Sharded() {
 			return nil
@@ -311,7 +272,7 @@ var trainingRungs = []rung{
 			return fv("shard", "zero2", "offload", "optimizer")
 		}
 		return fv("offload", "optimizer")
-	}, "optimizer states and the step on the host (DeepSpeed CPU-Adam): needs host RAM; gradients and parameters cross PCIe every step", offloadSlow},
+	}, "optimizer states and the step on the host (DeepSpeed CPU-Adam): needs host RAM; gradients and parameters cross PCIe every step", timeModel},
 	{"CPU offload of parameters too (ZeRO-Infinity / FSDP CPU offload)", func(c rungCtx) []flagVal {
 		j := c.res.Job
 		if j.Offload == "optimizer+params" {
@@ -321,7 +282,7 @@ var trainingRungs = []rung{
 			return fv("shard", "zero3", "offload", "optimizer+params")
 		}
 		return fv("offload", "optimizer+params")
-	}, "parameters also wait in host RAM and stream in layer by layer in the forward and backward passes: PCIe-bound", offloadSlow},
+	}, "parameters also wait in host RAM and stream in layer by layer in the forward and backward passes: PCIe-bound", timeModel},
 }
 
 // inferenceRungs for language models.
@@ -468,6 +429,7 @@ func (lr *ladderRun) try(fs []flagVal) *trial {
 	}
 	t.job = j
 	probe := j
+	probe.NodesAuto = false
 	if !lr.in.PinGPUs {
 		probe.GPUs = 0
 	}
@@ -482,33 +444,36 @@ func (lr *ladderRun) try(fs []flagVal) *trial {
 	return t
 }
 
-// hoursOn is the time model's hours for ev's job at vk on offer f (or an H100 when f's GPU
-// lacks the figures); 0 when unknown.
+// hoursOn is the time model's run hours for ev's job at vk on offer f (an H100 when f's
+// GPU lacks the figures); 0 when unknown (image generation is not timed).
 func (lr *ladderRun) hoursOn(ev *evaluator, f *Fit) float64 {
 	v := ev.variant(f.vk)
-	if v.err != nil {
+	if v.err != nil || v.res.Job.Task == TaskImageGen {
+		return 0
+	}
+	spec, known := pricing.LookupGPU(f.GPUModel)
+	if !known || spec.BandwidthGBs == nil {
+		spec, _ = pricing.LookupGPU("H100")
+	}
+	c := &gpuCaps{known: true, spec: spec}
+	g, ok := c.timeGPU(v.res.Job.Precision)
+	if !ok {
+		return 0
+	}
+	g.Count = float64(f.vk.gpus)
+	if g.Count > 1 && InstanceGPULink(f.Provider, f.InstanceType) == 0 {
+		g.LinkGBs = 0
+	}
+	tm := ev.timeModel(v)
+	t, ok := tm.Estimate(&g)
+	if !ok {
 		return 0
 	}
 	tokens := lr.in.Tokens
 	if tokens <= 0 {
 		tokens = 1e9 // only ratios are used
 	}
-	o := f.Offer
-	g, known := pricing.LookupGPU(o.GPUModel)
-	if !known || g.HalfTFLOPS() == nil || g.BandwidthGBs == nil {
-		g, _ = pricing.LookupGPU("H100")
-		o.GPUModel, o.GPUCount = "H100", float64(f.vk.gpus)
-	}
-	c := &gpuCaps{known: true, bf16: g.SupportsBF16, flash: g.FlashAttention(), spec: g}
-	mfu := lr.in.MFU
-	if mfu == 0 {
-		mfu = DefaultMFU
-	}
-	h, ok := jobHours(lr.in.Model, v.res, &o, c, f.vk.gpus, tokens, mfu)
-	if !ok {
-		return 0
-	}
-	return h
+	return tm.JobSeconds(t, tokens, lr.in.Requests) / 3600
 }
 
 // path judges rungs applied in order: the combined job, its offer, and its slow-down as
@@ -579,7 +544,7 @@ func (lr *ladderRun) judge(name, tradeoff string, idx []int) (LadderStep, bool, 
 		if !lr.in.PinGPUs && lr.ctx.multiGPU {
 			g = maxLadderGPUs
 		}
-		if v := t.ev.variant(variantKey{g, false}); v.err == nil {
+		if v := t.ev.variant(variantKey{g, false, 1}); v.err == nil {
 			step.DeviceTotalGiB = v.res.DeviceTotalGiB
 		}
 		return step, false, fmt.Sprintf("nothing fits even with it (%s GiB per GPU %s)", num1(step.DeviceTotalGiB), gpuCount(g)), true

@@ -32,7 +32,7 @@ func TestUsageMistakesExit2WithHelp(t *testing.T) {
 		{"config type", []string{"--config", bad, "offers"}, []string{`key "providers.aws.enabled"`, "want true or false", bad + ":2"}},
 		{"lora-r on inference", []string{"estimate", "--model", "llama-2-7b", "--lora-r", "16"}, []string{"--lora-r does not apply to --task inference"}},
 		{"batch on image generation", []string{"estimate", "--model", "sdxl-base", "--batch", "2"}, []string{"--batch does not apply to --task image-gen", "--images"}},
-		{"params with model", []string{"estimate", "--model", "llama-2-7b", "--params", "7b"}, []string{"--params 7b with --model llama-2-7b"}},
+		{"params disagreeing with model", []string{"estimate", "--model", "llama-2-7b", "--params", "70b"}, []string{"--params 70b"}},
 		{"lora rank beyond the layer", []string{"estimate", "--model", "llama-2-7b", "--task", "lora", "--lora-r", "5000"}, []string{"--lora-r 5000", "(4096)"}},
 		{"export -o and --format disagree", []string{"export", "-o", "json", "--format", "csv"}, []string{"--format csv and -o json disagree"}},
 		{"export --out a directory", []string{"export", "--out", t.TempDir()}, []string{"is a directory"}},

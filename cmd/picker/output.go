@@ -20,14 +20,13 @@ type IOStreams struct {
 	Out, ErrOut io.Writer
 	Format      string // table, json or csv
 	TTY         bool
+	Verbose     bool // -v: tables add detail (recommend's time-cost frontier, the ladder's rejected rungs)
 	Now         func() time.Time
-	// Verbose (-v) adds detail to tables: the ladder's rejected rungs, refresh errors in full.
-	Verbose bool
 }
 
 // streams is where commands print, as the global flags and the terminal say.
 func (a *app) streams() *IOStreams {
-	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Now: a.now, Verbose: a.verbose}
+	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Verbose: a.verbose, Now: a.now}
 }
 
 // table is a rendered result: headers and rows of cells. The same table goes to a

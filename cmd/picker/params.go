@@ -149,13 +149,7 @@ func (r *JobRequest) params() []param {
 		{name: "model", usage: "catalog name (llama-2-7b), Hugging Face id (meta-llama/Llama-2-7b-hf) or path to a config.json",
 			set: func(v string) error { r.Model = v; return nil }},
 		{name: "params", usage: "raw parameter count (7b, 6.74e9) when no architecture is known",
-			set: func(v string) error {
-				if r.Model != "" && v != "" {
-					return pricing.ParamErrorf(pricing.Invalid, "params", "--params %s with --model %s: give one; --params sizes a model whose architecture is unknown", v, r.Model)
-				}
-				r.Params = v
-				return nil
-			}},
+			set: func(v string) error { r.Params = v; return nil }},
 	}
 	for _, jp := range fit.JobParams {
 		kind := kindString
