@@ -379,6 +379,8 @@ type ladderRun struct {
 	rungs  []rung
 	ctx    rungCtx
 	trials map[string]*trial
+	// narrowed: only offers cheaper than the job's best are judged (cheaperOnly).
+	narrowed bool
 }
 
 func newLadderRun(in *RecommendInput, caps []*gpuCaps, baseEv *evaluator, baseFits []Fit, baseRes *Result) *ladderRun {
@@ -399,7 +401,30 @@ func newLadderRun(in *RecommendInput, caps []*gpuCaps, baseEv *evaluator, baseFi
 		lr.rungs = inferenceRungs
 	}
 	lr.ctx = rungCtx{m: in.Model, res: baseRes, multiGPU: !in.PinGPUs || in.Job.GPUs > 1}
+	lr.cheaperOnly(in, caps)
 	return lr
+}
+
+// cheaperOnly narrows the offers the rungs are judged on, when ranking by the hour and
+// the job fits somewhere, to those cheaper than its best offer: only they can make a
+// rung save, and a rung's best offer, when it saves, is among them (so its answer is
+// the one `picker recommend` with its flags gives over every offer). The ladder then
+// evaluates a few offers instead of every one for each of its rungs and plan steps.
+func (lr *ladderRun) cheaperOnly(in *RecommendInput, caps []*gpuCaps) {
+	if lr.base.best == nil || in.Rank == RankJob {
+		return
+	}
+	sub := *in
+	sub.Offers, sub.facts = nil, nil
+	lr.caps = nil
+	for i := range in.Offers {
+		if in.Offers[i].PriceUSDHr < lr.base.best.PriceUSDHr {
+			sub.Offers = append(sub.Offers, in.Offers[i])
+			lr.caps = append(lr.caps, caps[i])
+		}
+	}
+	lr.in = &sub
+	lr.narrowed = true
 }
 
 // costOf is a fit's figure in the ranking in use, with the slow-down the time model does
@@ -546,6 +571,9 @@ func (lr *ladderRun) judge(name, tradeoff string, idx []int) (LadderStep, bool, 
 		}
 		if v := t.ev.variant(variantKey{g, false, 1}); v.err == nil {
 			step.DeviceTotalGiB = v.res.DeviceTotalGiB
+		}
+		if lr.narrowed {
+			return step, false, fmt.Sprintf("no offer under the job's $%s/h fits with it (%s GiB per GPU %s)", num2(lr.base.cost), num1(step.DeviceTotalGiB), gpuCount(g)), true
 		}
 		return step, false, fmt.Sprintf("nothing fits even with it (%s GiB per GPU %s)", num1(step.DeviceTotalGiB), gpuCount(g)), true
 	}
