@@ -138,6 +138,10 @@ func TestLadderSavesAndReproduces(t *testing.T) {
 				case st.Slowdown <= 0:
 					t.Errorf("rung %q slowdown %v", st.Change, st.Slowdown)
 				}
+				// The trade-off text never contradicts the slow-down shown beside it.
+				if strings.Contains(st.Tradeoff, "slower") && st.Slowdown < 1 || strings.Contains(st.Tradeoff, "faster") && st.Slowdown > 1 {
+					t.Errorf("rung %q: trade-off %q beside slowdown %v", st.Change, st.Tradeoff, st.Slowdown)
+				}
 				if lj.rank == RankJob && len(base) > 0 && st.JobCostUSD != nil {
 					want := math.Round((*base[0].EstCostUSD-*st.JobCostUSD) / *base[0].EstCostUSD * 1000) / 10
 					if math.Abs(want-*st.SavingPct) > 0.11 {
