@@ -365,8 +365,13 @@ func (e *evaluator) timeJob(cd *cand, v *variant, o *pricing.Offer, c *gpuCaps) 
 	if !tv.set {
 		g, ok := c.timeGPU(v.res.Job.Precision)
 		g.Count = count
-		if count > 1 && f.pcie {
-			g.LinkGBs = 0
+		if f.pcie {
+			if count > 1 {
+				g.LinkGBs = 0
+			}
+			if g.PeakTFLOPS > 0 && v.res.Job.Precision != "fp32" {
+				applyPowerCap(&g, powerCapTFLOPS(c.spec, true)) // the PCIe card's TDP
+			}
 		}
 		if ok {
 			tv.t, tv.ok = tm.Estimate(&g)
