@@ -164,7 +164,7 @@ that fits.`,
 	)
 	for _, c := range root.Commands() {
 		c.Flags().SortFlags = false
-		c.Args = noArgs // no command takes arguments: a stray one is a usage error
+		c.Args = noArgs(a.m.Args) // no command takes arguments: a stray one is a usage error
 	}
 	// Unknown subcommands and stray arguments are usage errors, not runtime errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {

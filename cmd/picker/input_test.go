@@ -26,6 +26,7 @@ func TestUsageMistakesExit2WithHelp(t *testing.T) {
 		{"unknown region", []string{"offers", "--region", "us-eats-1"}, []string{`--region "us-eats-1"`, "closest: ", "us-east-1"}},
 		{"unknown purchase", []string{"recommend", "--model", "llama-2-7b", "--purchase", "spto"}, []string{`--purchase "spto"`, "on-demand, spot or any"}},
 		{"switch with a separate value", []string{"recommend", "--model", "llama-2-7b", "--task", "lora", "--grad-ckpt", "false"}, []string{`unexpected argument "false"`, "--grad-ckpt=false", "picker recommend --help"}},
+		{"other switch with a separate value", []string{"estimate", "--model", "sdxl-base", "--vae-tiling", "true"}, []string{"--vae-tiling=true"}},
 		{"stray argument", []string{"estimate", "--model", "llama-2-7b", "extra"}, []string{`unexpected argument "extra"`, "picker estimate --help"}},
 		{"int flag", []string{"recommend", "--model", "llama-2-7b", "--top", "abc"}, []string{`--top "abc": want a whole number`}},
 		{"unknown flag", []string{"offers", "--top", "3"}, []string{"unknown flag: --top", "picker offers --help"}},

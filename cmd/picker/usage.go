@@ -27,13 +27,23 @@ func plainFlagError(err error) error {
 }
 
 // noArgs rejects positional arguments as usage errors. "false" or "true" after a switch
-// ("--grad-ckpt false") is the common case: a switch takes its value after "=".
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
+// ("--grad-ckpt false") is the common case: a switch takes its value after "=". raw is
+// the command line, to name the switch.
+func noArgs(raw []string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		if v := strings.ToLower(args[0]); v == "true" || v == "false" {
+			sw := "--grad-ckpt"
+			for i, a := range raw {
+				if a == args[0] && i > 0 && strings.HasPrefix(raw[i-1], "--") {
+					sw = raw[i-1]
+					break
+				}
+			}
+			return usageError{fmt.Errorf("unexpected argument %q: a switch is given alone for true, or with = (%s=%s)", args[0], sw, v)}
+		}
+		return usageError{errors.New("unexpected argument " + fmt.Sprintf("%q", args[0]) + ": " + cmd.CommandPath() + " takes flags only")}
 	}
-	if v := strings.ToLower(args[0]); v == "true" || v == "false" {
-		return usageError{fmt.Errorf("unexpected argument %q: a switch is given alone for true, or with = (--grad-ckpt=%s)", args[0], v)}
-	}
-	return usageError{errors.New("unexpected argument " + fmt.Sprintf("%q", args[0]) + ": " + cmd.CommandPath() + " takes flags only")}
 }
