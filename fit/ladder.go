@@ -573,7 +573,16 @@ func (lr *ladderRun) judge(name, tradeoff string, idx []int) (LadderStep, bool, 
 			step.DeviceTotalGiB = v.res.DeviceTotalGiB
 		}
 		if lr.narrowed {
-			return step, false, fmt.Sprintf("no offer under the job's $%s/h fits with it (%s GiB per GPU %s)", num2(lr.base.cost), num1(step.DeviceTotalGiB), gpuCount(g)), true
+			// Judged where the job's best offer runs it: the same GPU count.
+			bk := lr.base.best.vk
+			if v, bv := t.ev.variant(bk), lr.base.ev.variant(bk); v.err == nil && bv.err == nil {
+				step.DeviceTotalGiB = v.res.DeviceTotalGiB
+				if round3(v.need) >= round3(bv.need)-1e-6 {
+					return step, false, fmt.Sprintf("does not lower the need per GPU (%s GiB with it, %s without, %s)", num1(v.need), num1(bv.need), gpuCount(bk.gpus)), true
+				}
+				return step, false, fmt.Sprintf("no offer under the job's $%s/h fits with it (%s GiB per GPU %s)", num2(lr.base.cost), num1(v.need), gpuCount(bk.gpus)), true
+			}
+			return step, false, fmt.Sprintf("no offer under the job's $%s/h fits with it", num2(lr.base.cost)), true
 		}
 		return step, false, fmt.Sprintf("nothing fits even with it (%s GiB per GPU %s)", num1(step.DeviceTotalGiB), gpuCount(g)), true
 	}
