@@ -109,8 +109,17 @@
 // materialises the token×token scores) and the VAE decode peak (full-resolution
 // 256-channel tensors; SDXL's VAE decodes in fp32 when the pipeline runs in fp16).
 //
+// Framework defaults (framework.go): the flags a job leaves unset take the defaults of
+// its stack (--framework hf|litgpt|torchtune: base dtype, adapter dtype, checkpointing,
+// LoRA dropout, chunked loss, optimizer), each cited from the stack's recipes or code and
+// reported in the assumptions. The recommender also treats the GPU's software stack as a
+// constraint (stack.go: PyTorch wheels, bitsandbytes, bf16, vendor) and judges memory
+// against the GPU model's usable figure (pricing/gpus.csv usable_gib).
+//
 // The calibration test (calibration_test.go) runs every measured case in
-// testdata/vram_cases.csv and must keep at least 80 % within ±15 %, judged as
+// testdata/vram_cases.csv (a copy of shared/calibration/vram_cases.csv, with the
+// framework each source used) and testdata/measured_gpu.csv (our H200 runs): together at
+// least 85 % within ±15 % and 70 % within ±10 %, judged as
 // shared/calibration/score.py judges the CLI.
 //
 // Job time (throughput.go, TimeModel): training FLOPs over a per-generation share of the

@@ -192,12 +192,12 @@ var trainingRungs = []rung{
 		}
 		return fv("optimizer", "adamw-8bit")
 	}, "bnb.optim.AdamW8bit: m and v in 8-bit blocks, 2 instead of 8 bytes per trainable parameter; matches 32-bit Adam on fine-tuning (Dettmers et al. 2021); paged-adamw-8bit also survives memory spikes", timeModel},
-	{"chunked / fused linear cross-entropy", func(c rungCtx) []flagVal {
-		if !causalLM(c.m) || c.res.Job.Loss != "standard" {
+	{"fused linear cross-entropy", func(c rungCtx) []flagVal {
+		if !causalLM(c.m) || c.res.Job.Loss == "fused-linear" {
 			return nil
 		}
-		return fv("loss", "chunked")
-	}, "Liger-Kernel FusedLinearCrossEntropy, LitGPT/torchtune chunked CE: same loss, logits computed a chunk at a time (large vocabularies, long sequences)", timeModel},
+		return fv("loss", "fused-linear")
+	}, "Liger-Kernel LigerFusedLinearCrossEntropyLoss: same loss, the LM head's logits and their gradient computed a chunk at a time in the forward pass (large vocabularies, long sequences)", timeModel},
 	{"bf16 mixed precision", func(c rungCtx) []flagVal {
 		if c.res.Job.Precision != "fp32" {
 			return nil

@@ -67,7 +67,7 @@ var ladderJobs = []ladderJob{
 	{"llm inference long context", "llama-3-8b", Job{Batch: 16, SeqLen: 8192}, false, ""},
 	{"llm inference 70b", "llama-3-70b", Job{}, false, ""},
 	{"lora", "llama-3-8b", Job{Task: TaskLoRA, Batch: 4, SeqLen: 2048}, false, ""},
-	{"qlora", "llama-2-7b", Job{Task: TaskQLoRA, Batch: 4, SeqLen: 2048}, false, ""},
+	{"qlora", "llama-2-7b", Job{Task: TaskQLoRA, Batch: 8, SeqLen: 4096}, false, ""},
 	{"full ft", "llama-3-8b", Job{Task: TaskFullFT}, false, ""},
 	{"full ft eager fp32", "tinyllama-1.1b", Job{Task: TaskFullFT, Precision: "fp32", Attention: "eager", Batch: 8}, false, ""},
 	{"full ft rank job", "llama-3-8b", Job{Task: TaskFullFT}, false, RankJob},
@@ -203,7 +203,7 @@ func TestLadderNamedRungs(t *testing.T) {
 	m = mustModel(t, "llama-3-8b")
 	j = Job{Task: TaskLoRA, SeqLen: 8192, GradCkpt: true}
 	a, _ = Estimate(m, j)
-	j.Loss = "chunked"
+	j.Loss = "fused-linear"
 	b, _ = Estimate(m, j)
 	// Standard: 8192 x 128256 x (2+4+4+4) bytes = 13.7 GiB of logits; chunked keeps
 	// next_pow2(8192/ceil(128256/4096)=256) = 256 tokens of them plus an 8192x4096 bf16

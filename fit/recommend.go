@@ -82,6 +82,9 @@ type RecommendInput struct {
 	// ByRegion lists an offer once per region; by default offers that differ only in
 	// region are one row with their regions listed (Fit.Regions).
 	ByRegion bool
+	// Vendor keeps only GPUs of that vendor (VendorNVIDIA, VendorAMD); "" or VendorAny
+	// keeps all. Excluded offers are counted in Recommendation.Excluded.
+	Vendor string
 }
 
 // offerFacts is what the time model reads from an offer's provider and instance type.
@@ -117,7 +120,9 @@ type Fit struct {
 	// Frontier marks an offer on the time-cost frontier (--rank job): no other fitting
 	// offer is both cheaper and faster.
 	Frontier bool `json:"frontier,omitempty"`
-	// GPUsUsed is the GPU count the job was estimated at on this offer.
+	// GPUsUsed is the GPU count the job was estimated at on this offer: for tensor-parallel
+	// inference the largest degree dividing the attention heads, which may leave GPUs of
+	// the instance idle (the whole instance is still paid for).
 	GPUsUsed int `json:"gpus_used"`
 	// Notes say how the job had to change for this GPU (fp16 instead of bf16, …).
 	Notes []string `json:"notes,omitempty"`
@@ -149,7 +154,8 @@ type Recommendation struct {
 	// NearestMiss explains why nothing fits; empty when some offer fits.
 	NearestMiss string `json:"nearest_miss,omitempty"`
 	// Excluded lists offers left out whatever their memory, with the reason, one entry
-	// per GPU model (fp8 jobs on GPUs without fp8).
+	// per GPU model: fp8 jobs on GPUs without fp8, and the software stack (stack.go: no
+	// current PyTorch, no bitsandbytes, pure bf16 without bf16, --vendor).
 	Excluded []Exclusion `json:"excluded,omitempty"`
 	// CheapestCluster: with --nodes auto, when every offer listed is a single instance,
 	// the cheapest plan of two or more instances (nodes.go).
@@ -187,6 +193,19 @@ func (c *gpuCaps) timeGPU(precision Precision) (TimeGPU, bool) {
 	return c.tg[k], c.tgOK[k]
 }
 
+// memPerDevice is what one process can use on one device of the offer: the GPU model's
+// usable memory (gpus.csv usable_gib, whatever the provider reported), or the slice's share
+// of it.
+func (c *gpuCaps) memPerDevice(o *pricing.Offer) float64 {
+	if !c.known || c.spec.UsableGiB <= 0 {
+		return o.MemPerDeviceGiB()
+	}
+	if o.Fractional() {
+		return o.GPUCount * c.spec.UsableGiB
+	}
+	return c.spec.UsableGiB
+}
+
 type variantKey struct {
 	gpus  int
 	fp16  bool // the job switched to fp16 (GPU without bf16) and sdpa (no flash attention)
@@ -217,6 +236,8 @@ type evaluator struct {
 	offload  bool
 	// minGPUs skips offers with fewer GPUs (the ZeRO-3 rung needs GPUs to shard across).
 	minGPUs int
+	needs   stackNeeds
+	tp      bool // tensor-parallel inference: GPU counts must divide the attention heads
 	fp8     bool // the job needs fp8 tensor cores (fp8.go)
 	// multi-node (nodes.go): explicit node count, or auto; multiCache holds their variants.
 	nodes        int
@@ -245,9 +266,19 @@ func newEvaluator(in *RecommendInput, job Job, caps []*gpuCaps) *evaluator {
 	if in.SetupHours != nil {
 		setup = *in.SetupHours
 	}
-	return &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup,
+	e := &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup,
 		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled(),
 		fp8: job.UsesFP8(), nodes: job.Nodes, autoNodes: job.NodesAuto, multiCache: map[variantKey]*variant{}}
+	probe := job
+	if !in.PinGPUs || probe.GPUs == 0 {
+		probe.GPUs = 1
+	}
+	probe.Nodes, probe.NodesAuto = 0, false
+	if res, err := Estimate(in.Model, probe); err == nil {
+		e.needs = needsOf(res, in.Vendor)
+	}
+	e.tp = !job.IsTraining() && !in.Model.IsImageModel() && (job.Shard == "" || job.Shard == "tp")
+	return e
 }
 
 func (e *evaluator) variant(k variantKey) *variant {
@@ -296,6 +327,9 @@ func (e *evaluator) gpusFor(o *pricing.Offer) int {
 			return 0
 		}
 		return want
+	}
+	if e.tp {
+		return e.in.Model.largestTP(n)
 	}
 	return n
 }
@@ -446,16 +480,16 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	if e.fp8 && !(c.known && c.fp8) {
 		return cand{}, false // fp8 kernels need fp8 tensor cores (fp8.go); see Recommendation.Excluded
 	}
-	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
-	if fp16 && !c.bf16 && e.job.IsTraining() && e.job.Precision == "bf16" {
-		return cand{}, false // pure-bf16 training has no fp16 equivalent without loss scaling
+	if r, _ := e.needs.reason(c); r != "" {
+		return cand{}, false // the software stack (stack.go); see Recommendation.Excluded
 	}
+	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
 	vk := variantKey{g, fp16, n}
 	v := e.variant(vk)
 	if v.err != nil {
 		return cand{}, false
 	}
-	mem := o.MemPerDeviceGiB()
+	mem := c.memPerDevice(o)
 	if v.need > mem+1e-9 {
 		return cand{}, false
 	}
@@ -513,7 +547,7 @@ func keyLess(a, b *pricing.Offer) bool {
 // fit turns a candidate into the reported Fit.
 func (e *evaluator) fit(cd cand) Fit {
 	o := &e.in.Offers[cd.i]
-	f := Fit{Offer: *o, NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
+	f := Fit{Offer: o.WithUsableMemory(), NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
 	if cd.tim == nil {
 		e.timeJob(&cd, e.variant(cd.vk), o, e.caps[cd.i])
 	}
@@ -532,6 +566,11 @@ func (e *evaluator) fit(cd cand) Fit {
 	if cd.vk.nodes > 1 {
 		e.describeNodes(&f, cd) // nodes.go
 	}
+	if n := int(math.Floor(o.GPUCount + 1e-9)); e.tp && !e.in.PinGPUs && cd.vk.gpus < n {
+		f.Notes = append(f.Notes, fmt.Sprintf("tensor parallelism on %d of the %d GPUs: the degree must divide %s's %d attention heads (the whole instance is paid for)",
+			cd.vk.gpus, n, e.in.Model.Name, e.in.Model.dec.heads))
+	}
+	f.Notes = append(f.Notes, stackNotes(e.caps[cd.i])...)
 	if cd.vk.fp16 {
 		c := e.caps[cd.i]
 		prec := e.variant(cd.vk).res.Job.Precision
@@ -619,13 +658,18 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		fits = groupByRegion(fits, in.Top)
 	}
 	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}, Frontier: front}
+	// The estimate is the job as asked, at the best offer's GPU count: an offer's own
+	// adaptation (fp16 on a GPU without bf16) is in that offer's notes and need.
+	rec.Estimate = baseRes
 	if len(fits) > 0 {
-		rec.Estimate = ev.variant(fits[0].vk).res
-	} else {
-		rec.Estimate = baseRes
+		vk := fits[0].vk
+		vk.fp16 = false
+		if v := ev.variant(vk); v.err == nil {
+			rec.Estimate = v.res
+		}
 	}
 	rec.Ladder, rec.Rejected, rec.Plan = ladder(&in, caps, ev, fits, rec.Estimate)
-	rec.Excluded = fp8Exclusions(&in, caps) // fp8.go
+	rec.Excluded = append(fp8Exclusions(&in, caps), stackExclusions(&in, caps, ev.needs)...) // fp8.go, stack.go
 	rec.CheapestCluster = cheapestCluster(&in, caps, fits)
 	rec.Warnings = append(append(warnings(&in, rec), exclusionWarnings(rec.Excluded)...), rec.Estimate.Warnings...)
 	if len(fits) == 0 {
@@ -770,7 +814,10 @@ func warnings(in *RecommendInput, rec *Recommendation) []string {
 		}
 	}
 	for _, n := range fp16 {
-		w = append(w, n+" (fp16 may need loss scaling; check numerics)")
+		if strings.Contains(n, "runs in fp16") {
+			n += " (fp16 may need loss scaling; check numerics)"
+		}
+		w = append(w, n)
 	}
 	if in.Tokens > 0 {
 		var missing []string
@@ -792,47 +839,13 @@ func warnings(in *RecommendInput, rec *Recommendation) []string {
 // caller may add what to do about it.
 const NoOffersMiss = "no offers match the filters (provider, region, GPU model, purchase, price)"
 
-// nearestMiss explains why no offer fits: the need, the largest GPU on offer, and the
-// ladder steps that would fit.
+// nearestMiss explains why no offer fits: the binding constraint (capability, host RAM,
+// GPU count or memory; missreason.go) and the smallest change that would fit.
 func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 	if len(in.Offers) == 0 {
 		return NoOffersMiss
 	}
-	var largest *pricing.Offer
-	for i := range in.Offers {
-		o := &in.Offers[i]
-		if largest == nil || o.MemPerDeviceGiB() > largest.MemPerDeviceGiB() || (o.MemPerDeviceGiB() == largest.MemPerDeviceGiB() && o.GPUCount > largest.GPUCount) {
-			largest = o
-		}
-	}
-	g := 1
-	if in.PinGPUs {
-		g = max(in.Job.GPUs, 1)
-	}
-	v := ev.variant(variantKey{g, false, 1})
-	var b strings.Builder
-	if v.err == nil {
-		fmt.Fprintf(&b, "needs %s GiB per GPU (%s GiB device total + %s %% headroom)", num1(v.need), num1(v.res.DeviceTotalGiB), num1(ev.headroom))
-		if in.Job.IsTraining() && !in.Job.Shard.Sharded() && !in.PinGPUs {
-			b.WriteString(", on every GPU of a data-parallel job")
-		}
-	} else {
-		fmt.Fprintf(&b, "the job cannot be estimated: %v", v.err)
-	}
-	fmt.Fprintf(&b, "; the largest GPU offered has %s GiB (%s %s)", num1(largest.MemPerDeviceGiB()), largest.Provider, largest.InstanceType)
-	if in.Job.Offload.Enabled() {
-		b.WriteString("; offloaded jobs also need host RAM of cpu_ram_gib + 10 % + 8 GiB")
-	}
-	var would []string
-	for _, s := range steps {
-		if s.Cheapest != nil {
-			would = append(would, fmt.Sprintf("`%s` (%s, %s GiB per GPU) would fit: %s %s %s at $%s/h", s.Flags, s.Change, num1(s.DeviceTotalGiB), s.Cheapest.Provider, s.Cheapest.Region, s.Cheapest.InstanceType, num2(s.Cheapest.PriceUSDHr)))
-		}
-	}
-	if len(would) > 0 {
-		b.WriteString("; " + strings.Join(would, "; or "))
-	}
-	return b.String()
+	return bindingMiss(in, ev, steps)
 }
 
 func num1(v float64) string { return fmt.Sprintf("%.1f", v) }

@@ -32,8 +32,8 @@ func resolveApplicable(m *Model, r *resolved) error {
 		return notFor("optimizer-step", "inference runs no optimizer step")
 	case !training && r.Loss != "":
 		return notFor("loss", "inference computes no training loss")
-	case r.Loss == "chunked" && m.Kind == KindEncoder:
-		return invalid("loss", "--loss chunked: %s is an encoder trained with a classification head; there are no vocabulary logits to chunk", m.Name)
+	case (r.Loss == "chunked" || r.Loss == "fused-linear") && m.Kind == KindEncoder:
+		return invalid("loss", "--loss %s: %s is an encoder trained with a classification head; there are no vocabulary logits to chunk", r.Loss, m.Name)
 	case diffusion && r.Batch != 0:
 		return notFor("batch", "image generation takes --images (images per batch)")
 	case !diffusion && r.VAETiling:
@@ -46,12 +46,22 @@ func resolveApplicable(m *Model, r *resolved) error {
 // against the adapted layers.
 func resolveTechniques(m *Model, r *resolved) error {
 	if r.IsTraining() {
-		if r.OptimizerStep == "" {
+		// The framework's defaults (framework.go) fill what the flags leave unset; an
+		// explicit flag overrides them.
+		switch {
+		case r.OptimizerStep == "" && r.fusedOptim:
+			r.OptimizerStep = "fused"
+		case r.OptimizerStep == "":
 			r.OptimizerStep = "foreach"
 		}
-		if r.Loss == "" {
+		r.fusedOptim = r.OptimizerStep == "fused"
+		switch {
+		case r.Loss == "" && r.chunkedLoss:
+			r.Loss = "chunked"
+		case r.Loss == "":
 			r.Loss = "standard"
 		}
+		r.chunkedLoss = r.Loss == "chunked"
 	}
 	if r.IsTraining() && r.Shard.Sharded() && r.GPUs == 1 && !r.Offload.Enabled() {
 		r.warn("--shard %s on 1 GPU shards nothing: the states are laid out as ZeRO keeps them, on one GPU; give --gpus N, or add --offload (ZeRO-Offload on one GPU)", r.Shard)
@@ -101,14 +111,14 @@ func stepTempBytes(m *Model, r *resolved, stateB float64) float64 {
 }
 
 // lossTokens is the number of tokens whose full-vocabulary logits are live at once. The
-// standard loss materialises them for every token. A chunked loss (Liger-Kernel's
-// fused_linear_cross_entropy, Hsu et al. 2024, arXiv:2410.10989 §3.2; LitGPT's
-// chunked_cross_entropy; torchtune's CEWithChunkedOutputLoss) computes the LM head, the
-// loss and its gradient chunk by chunk; Liger sizes a chunk as
+// standard and the chunked loss (LitGPT, torchtune: see activations) keep them for every
+// token. Liger-Kernel's fused linear cross-entropy (Hsu et al. 2024, arXiv:2410.10989
+// §3.2) computes the LM head, the loss and its gradient chunk by chunk inside the forward
+// pass, so only one chunk's logits ever exist; it sizes a chunk as
 // next_power_of_2(ceil(BT / ceil(V / H))) tokens, so a chunk's logits are about the size
 // of the hidden states.
 func lossTokens(m *Model, r *resolved, tokens float64) float64 {
-	if r.Loss != "chunked" || m.hidden <= 0 {
+	if r.Loss != "fused-linear" || m.hidden <= 0 {
 		return tokens
 	}
 	inc := math.Ceil(float64(m.vocab) / float64(m.hidden))
@@ -143,8 +153,11 @@ func techniqueNotes(m *Model, r *resolved) []string {
 	case "for-loop":
 		out = append(out, "for-loop AdamW step (foreach=False): step temporaries for one parameter at a time")
 	}
-	if r.Loss == "chunked" {
-		out = append(out, "chunked / fused linear cross-entropy: logits live for one chunk of tokens at a time")
+	switch r.Loss {
+	case "chunked":
+		out = append(out, "chunked LM head and loss: no fp32 copy of the logits; every chunk's logits and their gradients are live at once")
+	case "fused-linear":
+		out = append(out, "fused linear cross-entropy (Liger): logits live for one chunk of tokens at a time")
 	}
 	if r.VAETiling {
 		out = append(out, fmt.Sprintf("VAE slicing and tiling: decodes one image at a time in tiles of at most %d px", m.pipe.DefaultResolution))

@@ -20,7 +20,7 @@ type IOStreams struct {
 	Out, ErrOut io.Writer
 	Format      string // table, json or csv
 	TTY         bool
-	Verbose     bool // -v: tables add detail (recommend's time-cost frontier, the ladder's rejected rungs)
+	Verbose     bool // -v: tables add detail (recommend's time-cost frontier, exclusions, assumptions, per-offer notes, the ladder's rejected rungs)
 	Now         func() time.Time
 }
 

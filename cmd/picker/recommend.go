@@ -45,6 +45,7 @@ type RecommendOptions struct {
 	SetupHours                           *float64
 	Deadline                             time.Duration
 	ByRegion                             bool
+	Vendor                               string // fit.VendorAny, VendorNVIDIA or VendorAMD
 
 	Resolve    ModelResolver
 	Store      func(context.Context) (offerStore, error)
@@ -68,6 +69,8 @@ func (o *RecommendOptions) params() []param {
 		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
 			set: func(v string) (err error) { o.Top, err = parseInt("top", 1)(v); return }},
 		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(fit.DefaultHeadroomPct), set: o.setHeadroom},
+		param{name: "vendor", usage: "GPU vendor: nvidia, amd or any", def: fit.VendorAny,
+			set: func(v string) (err error) { o.Vendor, err = fit.ParseVendor(v); return }},
 		param{name: "mfu", kind: kindFloat, usage: "override the time model's GEMM efficiency (share of dense peak, 0-1; 0 = per GPU generation)",
 			set: func(v string) (err error) { o.MFU, err = parseFloat("mfu")(v); return }},
 		param{name: "prompt-tokens", kind: kindFloat, usage: "inference: prompt tokens per request", set: nonNegative("prompt-tokens", &o.PromptTokens)},
@@ -168,7 +171,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs, Offers: offers,
 		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
 		Engine: o.Engine, PromptTokens: o.PromptTokens, OutputTokens: o.OutputTokens, Requests: o.Requests,
-		SetupHours: o.SetupHours, Deadline: o.Deadline, ByRegion: o.ByRegion,
+		SetupHours: o.SetupHours, Deadline: o.Deadline, Vendor: o.Vendor, ByRegion: o.ByRegion,
 	})
 	if err != nil {
 		return nil, err
@@ -383,6 +386,32 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(s.ErrOut, "warning:", warn)
 	}
+	if s.Verbose {
+		// Totals per reason code; each GPU model's line is among the warnings above.
+		var codes []string
+		count := map[string]int{}
+		models := map[string][]string{}
+		for _, e := range r.Excluded {
+			if count[e.Code] == 0 {
+				codes = append(codes, e.Code)
+			}
+			count[e.Code] += e.Offers
+			models[e.Code] = append(models[e.Code], e.GPUModel)
+		}
+		for _, c := range codes {
+			fmt.Fprintf(s.ErrOut, "excluded (%s): %d offers on %s\n", c, count[c], strings.Join(models[c], ", "))
+		}
+		if r.Estimate != nil {
+			for _, a := range r.Estimate.Assumptions {
+				fmt.Fprintln(s.ErrOut, "assumption:", a)
+			}
+		}
+		for _, f := range r.Offers {
+			for _, n := range f.Notes {
+				fmt.Fprintf(s.ErrOut, "note: %s %s: %s\n", f.Provider, f.InstanceType, n)
+			}
+		}
+	}
 	return nil
 }
 
@@ -452,6 +481,16 @@ func estimateSummary(r *fit.Result, headroomPct float64) string {
 	if r.Job.GPUs > 1 {
 		gpus = fmt.Sprintf(" on each of %d GPUs", r.Job.GPUs)
 	}
+	var defaults []string
+	for _, a := range r.Assumptions {
+		if strings.HasPrefix(a, string(r.Job.Framework)+" default:") {
+			defaults = append(defaults, strings.TrimPrefix(a, string(r.Job.Framework)+" default: "))
+		}
+	}
+	tail := ""
+	if len(defaults) > 0 {
+		tail = "\n" + string(r.Job.Framework) + " defaults: " + strings.Join(defaults, "; ")
+	}
 	return fmt.Sprintf("%s, %s: needs %s GiB per GPU%s (%s); %s GiB with %s %% headroom", r.Model.Name, jobSummary(r.Job),
-		num(r.DeviceTotalGiB, 1), gpus, strings.Join(big, ", "), num(r.DeviceTotalGiB*(1+headroomPct/100), 1), num(headroomPct, 1))
+		num(r.DeviceTotalGiB, 1), gpus, strings.Join(big, ", "), num(r.DeviceTotalGiB*(1+headroomPct/100), 1), num(headroomPct, 1)) + tail
 }

@@ -187,7 +187,7 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 			if !ok {
 				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): unknown GPU %q (known: see 'picker gpus'); fix the name or give gpu_mem_gib for a GPU picker does not know", where, t.InstanceType, t.GPUModel)
 			}
-			mem = g.MemGiB
+			mem = g.MemGB
 		}
 		obs, err := observedAt(t.Observed, mod)
 		if err != nil {
