@@ -217,7 +217,7 @@ var trainingRungs = []rung{
 			return nil
 		}
 		return fv("precision", "bf16")
-	}, "the frozen weights loaded in bf16 instead of fp32 (PEFT/TRL recipes do); adapters train in bf16 here, fp32 adapters under autocast are a few MiB more", timeModel},
+	}, "the frozen weights loaded in bf16 instead of fp32, as PEFT/TRL recipes do (the framework's adapter dtype applies); same adapters, no quality loss", timeModel},
 	{"micro-batch 1 with gradient accumulation", func(c rungCtx) []flagVal {
 		if c.res.Job.Batch <= 1 {
 			return nil
