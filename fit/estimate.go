@@ -869,6 +869,9 @@ func (t *trainMem) activations(m *Model, r *resolved) {
 		if m.logitSoftcap {
 			perTok += 2 * 4 // tanh soft-capping keeps its fp32 input and output
 		}
+		if m.Kind == KindParams {
+			perTok = genericLossBytes(r.b) // no known implementation: the published count
+		}
 		if r.chunkedLoss {
 			// Chunked head and loss keep every chunk's logits (compute dtype) and the
 			// log-softmax cross-entropy saves for backward: LitGPT's chunked_cross_entropy
