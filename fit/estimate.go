@@ -951,6 +951,9 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	}
 	attnW := float64(s.hidden + 2*s.qDim + 2*s.qDim)
 	mlpW := float64(s.hidden) + 3*inter
+	if s.plainMLP {
+		mlpW = float64(s.hidden) + 2*inter // the up projection's output and the activation's
+	}
 	ws := tokens * math.Max(attnW, mlpW) * r.b
 	if r.Attention == "eager" || m.attnSoftcap {
 		per := 2 * r.b

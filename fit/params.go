@@ -79,7 +79,7 @@ func ModelFromParams(count string) (*Model, error) {
 	b.other(L*2*2*h + 2*h) // two LayerNorms (weight + bias) per layer + the final one
 	b.finish()
 	m.defaultTargets = []string{"q_proj", "v_proj"}
-	m.dec = stack{layers: L, qDim: h, kvDim: h, heads: heads, hidden: h,
+	m.dec = stack{layers: L, qDim: h, kvDim: h, heads: heads, hidden: h, plainMLP: true,
 		entries: genericEntries(h), layerParams: (m.linearParams + m.otherParams) / L}
 	m.kvPerToken = 2 * L * h
 	// Keep the user's exact count: the difference goes to the quantizable linear weights.

@@ -95,3 +95,24 @@ func TestShardedStepWithoutGatheredLayers(t *testing.T) {
 		t.Errorf("peak allocated %.3f GiB, want the step's %.3f", res.PeakAllocatedGiB, want)
 	}
 }
+
+// TestParamsModelPrefillWorkspace: a generic layer's prefill holds, at its widest, the MLP
+// input, the up projection's output and the GELU's output (h + 4h + 4h per token), wider
+// than the attention block (normed input, q, k, v, output: 5h); plus the last position's
+// logits in bf16 and their fp32 upcast.
+func TestParamsModelPrefillWorkspace(t *testing.T) {
+	m, err := ModelFromParams("7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const B, S = 8, 2048
+	res, err := Estimate(m, Job{Batch: B, SeqLen: S})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := float64(m.hidden)
+	want := (float64(B*S)*9*h*2 + B*float64(m.vocab)*(2+4)) / gib
+	if math.Abs(res.Breakdown.Workspace-want) > 0.002 {
+		t.Errorf("prefill workspace %.3f GiB, want %.3f", res.Breakdown.Workspace, want)
+	}
+}
