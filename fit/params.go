@@ -118,11 +118,12 @@ func genericEntries(h int64) []actEntry {
 // model with no known implementation. The loss lives in the model's own code (transformers'
 // XForCausalLM.forward calls its loss_function; Megatron-LM and llm-foundry ship fused
 // kernels), so the published generic count applies: Korthikanti et al. 2022 (section 4.3)
-// store the logits for the cross-entropy in fp32, 4·s·b·v bytes, and a fused cross-entropy
-// writes the logits' gradient over that buffer (Megatron-LM's
-// _VocabParallelCrossEntropy.backward; flash-attn's CrossEntropyLoss(inplace_backward=True),
-// which llm-foundry's MPT uses), after which the output layer's backward takes it in the
-// compute dtype: + b bytes when that is 16-bit.
+// store the logits for the cross-entropy in fp32, 4·s·b·v bytes. Megatron-LM's
+// _VocabParallelCrossEntropy.backward writes the logits' gradient over that saved softmax
+// (grad_input = softmax, updated in place); the output layer's backward then takes it in
+// the compute dtype: + b bytes when that is 16-bit. (flash-attn's fused CrossEntropyLoss,
+// llm-foundry's default loss_fn, keeps only the 16-bit logits and their log-sum-exp and
+// writes a 16-bit gradient, 2 + 2 bytes: below this count.)
 func genericLossBytes(b float64) float64 {
 	if b < 4 {
 		return 4 + b
