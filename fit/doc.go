@@ -69,7 +69,7 @@
 // A model known only by --params has no implementation to follow: it is the paper's
 // generic GPT-style layer (params.go: 32·s·b·h bytes per layer without dropout and with
 // fused attention, + 2·a·s²·b eager) and its loss keeps Korthikanti's fp32 logits (4·s·b·v)
-// plus their 16-bit gradient, as fused cross-entropy kernels do. ZeRO-3/FSDP have
+// plus their 16-bit gradient (Megatron-LM computes the gradient in place). ZeRO-3/FSDP have
 // resharded every layer before the optimizer step, which therefore holds only the shards.
 //
 // Inference: weights + KV cache (2 × layers × kv_heads × head_dim × tokens × batch;
