@@ -20,6 +20,14 @@
 //     count and every step of its savings ladder).
 //   - recommend.go: Recommend ranks offers by price or job cost, builds the savings ladder
 //     and the nearest miss. Errors about one flag name it as pricing.Error.Param.
+//     group.go folds offers that differ only in region into one with their regions.
+//   - techniques.go: the technique flags (--optimizer-step, --loss chunked, --vae-tiling,
+//     --offload model) with their memory physics, and the one rule for job flags the task
+//     does not use (an error naming flag and task).
+//   - ladder.go: the savings ladder. Each rung is the job flags that ask for a technique,
+//     applied through JobParams (so the flags shown reproduce the rung's answer); shown
+//     only when it lowers the need and the cost, else rejected with why; its slow-down
+//     from the time model or a cited factor; and the cheapest combination, the plan.
 //
 // # Memory model (per GPU)
 //
