@@ -877,6 +877,9 @@ func (t *trainMem) activations(m *Model, r *resolved) {
 		if m.logitSoftcap {
 			perTok += 2 * 4 // tanh soft-capping keeps its fp32 input and output
 		}
+		if m.Kind == KindParams {
+			perTok = genericLossBytes(r.b) // no known implementation: the published count
+		}
 		if r.chunkedLoss {
 			// Chunked head and loss keep every chunk's logits (compute dtype) and the
 			// log-softmax cross-entropy saves for backward: LitGPT's chunked_cross_entropy
@@ -959,6 +962,9 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	}
 	attnW := float64(s.hidden + 2*s.qDim + 2*s.qDim)
 	mlpW := float64(s.hidden) + 3*inter
+	if s.plainMLP {
+		mlpW = float64(s.hidden) + 2*inter // the up projection's output and the activation's
+	}
 	ws := tokens * math.Max(attnW, mlpW) * r.b
 	if r.Attention == "eager" || m.attnSoftcap {
 		per := 2 * r.b
