@@ -133,6 +133,9 @@ func TestAPIHostAndOrigin(t *testing.T) {
 		if code != tt.want {
 			t.Errorf("Host %q Origin %q Sec-Fetch-Site %q: %d %.200s; want %d", tt.host, tt.origin, tt.site, code, body, tt.want)
 		}
+		if h.Get("Content-Security-Policy") != "frame-ancestors 'none'" {
+			t.Errorf("Content-Security-Policy %q", h.Get("Content-Security-Policy"))
+		}
 		if h.Get("Access-Control-Allow-Origin") != "" {
 			t.Errorf("CORS header sent: %q", h.Get("Access-Control-Allow-Origin"))
 		}
