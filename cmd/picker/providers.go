@@ -76,7 +76,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 			}
 			r.Offers = s.Offers
 			r.Sources = append(r.Sources, s.Sources...)
-			r.LastError = s.LastError
+			r.LastError = a.redactor().String(s.LastError) // rows stored before redaction existed too
 			r.ConsecutiveFailures = s.ConsecutiveFailures
 			if !s.NewestObserved.IsZero() {
 				// The age of the prices themselves: for snapshot-seeded providers that is
