@@ -20,6 +20,14 @@
 //     count and every step of its savings ladder).
 //   - recommend.go: Recommend ranks offers by price or job cost, builds the savings ladder
 //     and the nearest miss. Errors about one flag name it as pricing.Error.Param.
+//     group.go folds offers that differ only in region into one with their regions.
+//   - techniques.go: the technique flags (--optimizer-step, --loss chunked, --vae-tiling,
+//     --offload model) with their memory physics, and the one rule for job flags the task
+//     does not use (an error naming flag and task).
+//   - ladder.go: the savings ladder. Each rung is the job flags that ask for a technique,
+//     applied through JobParams (so the flags shown reproduce the rung's answer); shown
+//     only when it lowers the need and the cost, else rejected with why; its slow-down
+//     from the time model or a cited factor; and the cheapest combination, the plan.
 //
 // # Memory model (per GPU)
 //
@@ -66,6 +74,11 @@
 // only each layer's input and recomputes one layer at a time. The loss keeps the logits,
 // their fp32 upcast, the fp32 log-softmax and the fp32 gradient: 14 bytes per token per
 // vocabulary entry in 16-bit training, gigabytes for 128k vocabularies at long sequences.
+// A model known only by --params has no implementation to follow: it is the paper's
+// generic GPT-style layer (params.go: 32·s·b·h bytes per layer without dropout and with
+// fused attention, + 2·a·s²·b eager) and its loss keeps Korthikanti's fp32 logits (4·s·b·v)
+// plus their 16-bit gradient (Megatron-LM computes the gradient in place). ZeRO-3/FSDP have
+// resharded every layer before the optimizer step, which therefore holds only the shards.
 //
 // Inference: weights + KV cache (2 × layers × kv_heads × head_dim × tokens × batch;
 // grouped-query and multi-query attention store only their KV heads, DeepSeek's MLA its

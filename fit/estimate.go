@@ -77,9 +77,12 @@ type Result struct {
 	// reserved plus the CUDA context. Compare it with an offer's VRAM.
 	DeviceTotalGiB float64 `json:"device_total_gib"`
 	// CPURAMGiB is host memory the job needs: offloaded states and checkpoint loading.
-	CPURAMGiB            float64 `json:"cpu_ram_gib"`
-	CUDAContextGiB       float64 `json:"cuda_context_gib"`
-	AllocatorOverheadGiB float64 `json:"allocator_overhead_gib"`
+	CPURAMGiB float64 `json:"cpu_ram_gib"`
+	// Warnings say where the job runs but probably not as meant (a sequence beyond the
+	// model's positions, ZeRO on one GPU); Assumptions say how it was modelled.
+	Warnings             []string `json:"warnings,omitempty"`
+	CUDAContextGiB       float64  `json:"cuda_context_gib"`
+	AllocatorOverheadGiB float64  `json:"allocator_overhead_gib"`
 	// Layout says how a multi-node job (--nodes > 1) is split; empty for one instance.
 	Layout      string   `json:"layout,omitempty"`
 	Assumptions []string `json:"assumptions"`
@@ -125,6 +128,8 @@ type resolved struct {
 	// gradAccum: the framework's recipes accumulate gradients over micro-batches, so
 	// gradients live through the next forward pass (see trainGrads).
 	gradAccum bool
+	// warns are Result.Warnings: the job runs, but probably not as the user meant.
+	warns []string
 }
 
 // invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
@@ -142,8 +147,8 @@ func (r *resolved) note(format string, args ...any) {
 func resolve(m *Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
 	for _, step := range []func(*Model, *resolved) error{
-		resolveTask, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism,
-		resolveGradCkpt, resolveLength, resolveLoRA,
+		resolveTask, resolveApplicable, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism,
+		resolveGradCkpt, resolveLength, resolveLoRA, resolveTechniques,
 	} {
 		if err := step(m, r); err != nil {
 			return nil, err
@@ -295,7 +300,11 @@ func resolveParallelism(m *Model, r *resolved) error {
 		return invalid("shard", "--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
 	case diffusion && r.Shard == "tp" && r.GPUs > 1:
 		return invalid("shard", "--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
-	case !training && r.Offload.Enabled():
+	case r.Offload == OffloadModel && !diffusion:
+		return invalid("offload", "--offload model: model CPU offload is modelled for image pipelines (diffusers enable_model_cpu_offload); %s is a language model", m.Name)
+	case diffusion && r.Offload.Enabled() && r.Offload != OffloadModel:
+		return invalid("offload", "--offload %s: image pipelines take --offload model (diffusers enable_model_cpu_offload)", r.Offload)
+	case !training && r.Offload.Enabled() && !diffusion:
 		return invalid("offload", "--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
 	case r.Offload == "optimizer" && !r.Shard.Sharded():
 		return invalid("offload", "--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
@@ -337,7 +346,7 @@ func resolveLength(m *Model, r *resolved) error {
 			r.SeqLen = int(m.maxPos)
 		}
 	case m.maxPos > 0 && int64(r.SeqLen) > m.maxPos:
-		r.note("seq-len %d exceeds the model's max_position_embeddings %d (needs RoPE scaling or fails for learned positions)", r.SeqLen, m.maxPos)
+		r.warn("--seq-len %d is beyond %s's %d positions (max_position_embeddings): it needs RoPE scaling, and fails for learned positions", r.SeqLen, m.Name, m.maxPos)
 	}
 	return nil
 }
@@ -452,7 +461,7 @@ func Estimate(m *Model, job Job) (*Result, error) {
 	var bd Breakdown
 	var cpu float64
 	if m.Kind == KindDiffusion {
-		bd = estimateImage(m, r)
+		bd, cpu = estimateImage(m, r)
 	} else if r.IsTraining() {
 		bd, cpu = estimateTraining(m, r)
 	} else {
@@ -477,6 +486,7 @@ func Estimate(m *Model, job Job) (*Result, error) {
 		CPURAMGiB:            round3(cpu / gib),
 		Layout:               r.layout(),
 	}
+	res.Warnings = r.warns
 	res.Assumptions = append(append(append([]string{}, m.Notes...), r.notes...), standardNotes(m, r)...)
 	return res, nil
 }
@@ -538,6 +548,7 @@ func standardNotes(m *Model, r *resolved) []string {
 		}
 		add("peak includes the largest checkpoint tensor copied while the weights load")
 	}
+	out = append(out, techniqueNotes(m, r)...)
 	if m.attnSoftcap && r.Attention != "eager" {
 		add("%s uses attention logit soft-capping, which fused SDPA/flash kernels do not apply: the attention scores are materialised as in eager mode", m.Architecture)
 	}
@@ -765,11 +776,8 @@ func (t *trainMem) optimizerStates(m *Model, r *resolved) {
 	}
 	switch r.Optimizer {
 	case "adamw":
-		t.opt = 2 * stateB * T  // m and v
-		t.stepTemp = stateB * T // foreach AdamW materialises sqrt(v) for all params at once
-		if r.fusedOptim {
-			t.stepTemp = 0 // AdamW(fused=True) updates each tensor in one kernel, no temporaries
-		}
+		t.opt = 2 * stateB * T                   // m and v
+		t.stepTemp = stepTempBytes(m, r, stateB) // foreach AdamW materialises sqrt(v) for all params at once
 	case "adamw-8bit", "paged-adamw-8bit":
 		t.opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)
 	case "adafactor":
@@ -869,6 +877,9 @@ func (t *trainMem) activations(m *Model, r *resolved) {
 		if m.logitSoftcap {
 			perTok += 2 * 4 // tanh soft-capping keeps its fp32 input and output
 		}
+		if m.Kind == KindParams {
+			perTok = genericLossBytes(r.b) // no known implementation: the published count
+		}
 		if r.chunkedLoss {
 			// Chunked head and loss keep every chunk's logits (compute dtype) and the
 			// log-softmax cross-entropy saves for backward: LitGPT's chunked_cross_entropy
@@ -881,7 +892,10 @@ func (t *trainMem) activations(m *Model, r *resolved) {
 				perTok = r.b + 4 + r.b
 			}
 		}
-		t.ws = tokens * float64(m.vocab) * perTok
+		t.ws = lossTokens(m, r, tokens) * float64(m.vocab) * perTok
+		if r.Loss == "fused-linear" {
+			t.ws += tokens * float64(m.hidden) * r.b // the input gradient the chunks accumulate into
+		}
 	}
 	t.ws += m.dequantTransient(r)
 	if r.GPUs > 1 && !r.Shard.Sharded() {
@@ -948,6 +962,9 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	}
 	attnW := float64(s.hidden + 2*s.qDim + 2*s.qDim)
 	mlpW := float64(s.hidden) + 3*inter
+	if s.plainMLP {
+		mlpW = float64(s.hidden) + 2*inter // the up projection's output and the activation's
+	}
 	ws := tokens * math.Max(attnW, mlpW) * r.b
 	if r.Attention == "eager" || m.attnSoftcap {
 		per := 2 * r.b
@@ -993,21 +1010,22 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	return bd
 }
 
-func estimateImage(m *Model, r *resolved) Breakdown {
+func estimateImage(m *Model, r *resolved) (Breakdown, float64) {
 	var bd Breakdown
 	p := m.pipe
-	var weights, vaeParams float64
+	var weights, vaeParams, largest float64
 	for _, c := range p.Components {
 		n := float64(c.Params)
 		if c.Role == "vae" {
 			vaeParams = n
 		}
+		w := n * r.store
 		if r.quantB > 0 && c.Quantize {
 			lf := c.LinearFraction
-			weights += n*lf*r.quantB + n*(1-lf)*r.store
-		} else {
-			weights += n * r.store
+			w = n*lf*r.quantB + n*(1-lf)*r.store
 		}
+		weights += w
+		largest = math.Max(largest, w)
 	}
 	W, H := float64(r.Resolution.Width), float64(r.Resolution.Height)
 	imgs := float64(r.Images)
@@ -1055,10 +1073,18 @@ func estimateImage(m *Model, r *resolved) Breakdown {
 		vb = 4
 		vaeExtra = vaeParams * 2 // the VAE is converted to fp32 for decoding
 	}
-	vae := imgs*W*H*float64(p.VAE.DecodeChannels)*vb*3.5 + vaeExtra
+	vImgs, vW, vH := vaeDecodeSize(m, r, imgs, W, H)
+	vae := vImgs*vW*vH*float64(p.VAE.DecodeChannels)*vb*3.5 + vaeExtra
 	bd.Weights = weights
 	bd.Activations = math.Max(den, vae)
-	return bd
+	var cpu float64
+	if r.Offload == OffloadModel {
+		// diffusers enable_model_cpu_offload keeps every component in host memory and moves
+		// one whole component (text encoder, denoiser or VAE) to the GPU when it runs; the
+		// GPU holds the largest one plus the activations of whichever phase peaks.
+		bd.Weights, cpu = largest, weights
+	}
+	return bd, cpu
 }
 
 func joinInts(v []int) string {

@@ -222,7 +222,11 @@ func (t *trainMem) peakWithoutAccumulation(bd Breakdown) Breakdown {
 	backward := bd
 	backward.Gradients = 0
 	step := bd
-	step.Weights -= t.autocastCache
+	// ZeRO-3/FSDP have freed the gathered layers by then: FULL_SHARD "reshards after the
+	// backward computation" (torch.distributed.fsdp.ShardingStrategy docs), and DeepSpeed
+	// ZeRO-3 releases each module's parameters in its post-backward hook, so the step sees
+	// only the shards.
+	step.Weights -= t.autocastCache + t.gathered
 	step.Activations = 0
 	step.Workspace = t.stepTemp
 	if sum(step) > sum(backward) {

@@ -22,6 +22,10 @@ type (
 	Attention string // --attention
 	Shard     string // --shard
 	Offload   string // --offload
+	// OptimizerStep is how torch.optim runs the step (--optimizer-step).
+	OptimizerStep string
+	// Loss is how the language-model loss is computed (--loss).
+	Loss string
 	// KVCacheDtype is --kv-cache-dtype (fp8.go).
 	KVCacheDtype string
 	Framework    string // --framework
@@ -51,11 +55,21 @@ var (
 	Optimizers = []Optimizer{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum"}
 	Attentions = []Attention{"eager", "sdpa", "flash"}
 	Shards     = []Shard{ShardNone, "zero1", "zero2", "zero3", "fsdp", "tp"}
-	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params"}
+	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params", OffloadModel}
+	// OptimizerSteps: torch.optim's implementations (foreach is its CUDA default).
+	OptimizerSteps = []OptimizerStep{"foreach", "fused", "for-loop"}
+	// Losses: the full-vocabulary cross-entropy; LitGPT/torchtune's chunked head and loss
+	// (no fp32 copy of the logits); Liger's fused linear cross-entropy (one chunk's logits
+	// at a time).
+	Losses = []Loss{"standard", "chunked", "fused-linear"}
 	// KVCacheDtypes are vLLM's --kv-cache-dtype names: auto = the compute dtype (fp8.go).
 	KVCacheDtypes = []KVCacheDtype{"auto", "fp8"}
 	Frameworks    = []Framework{FrameworkHF, FrameworkLitGPT, FrameworkTorchtune}
 )
+
+// OffloadModel is diffusers' enable_model_cpu_offload: an image pipeline's components
+// wait in host memory and move to the GPU one at a time.
+const OffloadModel Offload = "model"
 
 // Mixed reports whether the precision is automatic mixed precision (fp16-mixed, bf16-mixed).
 func (p Precision) Mixed() bool { return strings.HasSuffix(string(p), "-mixed") }
@@ -113,6 +127,14 @@ type Job struct {
 	// framework default (QLoRA's checkpointing, torchtune's NF4 scalers) does not override
 	// an explicit false.
 	gradCkptSet, doubleQuantSet bool
+	// OptimizerStep: OptimizerSteps; "" = the framework's (fused for torchtune's AdamW
+	// recipes, else foreach, torch.optim's default on CUDA).
+	OptimizerStep OptimizerStep `json:"optimizer_step"`
+	// Loss: Losses; "" = the framework's (chunked for litgpt and torchtune, else standard).
+	Loss Loss `json:"loss"`
+	// VAETiling decodes one image at a time in tiles (diffusers enable_vae_slicing and
+	// enable_vae_tiling).
+	VAETiling bool `json:"vae_tiling"`
 }
 
 // Resolution is an image size in pixels; the zero value means the pipeline's default.
@@ -222,7 +244,7 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.GPUs, err = intFlag("gpus", v, 1); return }},
 	{"shard", "none, zero1, zero2, zero3, fsdp or tp (default none for training, tp for inference on >1 GPU)", "", false,
 		func(j *Job, v string) (err error) { j.Shard, err = parseEnum("shard", v, Shards); return }},
-	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload)", "none", false,
+	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload); model for image generation (diffusers model CPU offload)", "none", false,
 		func(j *Job, v string) (err error) { j.Offload, err = parseEnum("offload", v, Offloads); return }},
 	{"framework", "hf, litgpt or torchtune: whose defaults fill unset flags (see 'assumptions')", "hf", false,
 		func(j *Job, v string) (err error) { j.Framework, err = parseEnum("framework", v, Frameworks); return }},
@@ -239,6 +261,15 @@ var JobParams = []JobParam{
 		}},
 	{"nodes", "instances the job spans: a number, or auto (recommend: the fewest that fit); needs a cluster interconnect", "", false,
 		func(j *Job, v string) (err error) { j.Nodes, j.NodesAuto, err = nodesFlag(v); return }},
+	{"optimizer-step", "training: torch.optim step implementation: foreach, fused or for-loop", "foreach", false,
+		func(j *Job, v string) (err error) {
+			j.OptimizerStep, err = parseEnum("optimizer-step", v, OptimizerSteps)
+			return
+		}},
+	{"loss", "training: standard, chunked (LitGPT/torchtune chunked head and loss) or fused-linear (Liger fused linear cross-entropy); default: the framework's", "", false,
+		func(j *Job, v string) (err error) { j.Loss, err = parseEnum("loss", v, Losses); return }},
+	{"vae-tiling", "image generation: decode one image at a time in tiles (diffusers VAE slicing + tiling)", "false", true,
+		func(j *Job, v string) (err error) { j.VAETiling, err = boolFlag("vae-tiling", v); return }},
 }
 
 // ParseJob sets the job flags values holds, keyed by JobParams names ("model" and

@@ -137,6 +137,9 @@ type stack struct {
 	cross       bool  // has cross attention over the encoder (seq2seq decoder)
 	layerParams int64 // parameters of one layer (FSDP/ZeRO-3 gather granularity)
 	hidden      int64
+	// plainMLP: one up projection and an activation (GPT-style), so a prefill holds two
+	// intermediate-size tensors at once, not a gated MLP's three (estimateInference).
+	plainMLP bool
 }
 
 // builder accumulates parameters and modules while an architecture is parsed.

@@ -79,6 +79,9 @@ type RecommendInput struct {
 	facts []offerFacts
 	nCaps int
 	Top   int // 0 = 10
+	// ByRegion lists an offer once per region; by default offers that differ only in
+	// region are one row with their regions listed (Fit.Regions).
+	ByRegion bool
 	// Vendor keeps only GPUs of that vendor (VendorNVIDIA, VendorAMD); "" or VendorAny
 	// keeps all. Excluded offers are counted in Recommendation.Excluded.
 	Vendor string
@@ -123,6 +126,9 @@ type Fit struct {
 	GPUsUsed int `json:"gpus_used"`
 	// Notes say how the job had to change for this GPU (fp16 instead of bf16, …).
 	Notes []string `json:"notes,omitempty"`
+	// Regions are every region ("region/zone" where zoned) offering this instance at this
+	// price, this one first; empty when only its own (or with --by-region).
+	Regions []string `json:"regions,omitempty"`
 	// Nodes, ClusterPriceUSDHr, Layout and Interconnect describe a multi-node plan
 	// (--nodes): Nodes identical instances of this offer at Nodes × PriceUSDHr.
 	Nodes             int     `json:"nodes,omitempty"`
@@ -133,21 +139,6 @@ type Fit struct {
 	vk variantKey // the estimate this fit was judged with
 }
 
-// LadderStep is one memory-saving change the job could make, estimated on its own
-// against the original job.
-type LadderStep struct {
-	Change string `json:"change"`
-	// Flags is how to ask for it on the command line.
-	Flags          string  `json:"flags"`
-	DeviceTotalGiB float64 `json:"device_total_gib"`
-	// Cheapest is the best offer with the change; nil when even then nothing fits.
-	Cheapest *Fit `json:"cheapest"`
-	// SavingPct compares Cheapest with the original job's best offer (by the ranking in
-	// use); nil when the original job fits nowhere or the step fits nowhere.
-	SavingPct *float64 `json:"saving_pct"`
-	Tradeoff  string   `json:"tradeoff"`
-}
-
 // Recommendation is Recommend's answer.
 type Recommendation struct {
 	// Estimate is the job at the GPU count of the best offer (or Job.GPUs when pinned,
@@ -155,7 +146,11 @@ type Recommendation struct {
 	Estimate *Result      `json:"estimate"`
 	Offers   []Fit        `json:"offers"`
 	Ladder   []LadderStep `json:"ladder"`
-	Warnings []string     `json:"warnings"`
+	// Rejected are the rungs that apply to the job but would not save money, with why.
+	Rejected []RejectedStep `json:"rejected"`
+	// Plan is the cheapest combination of rungs; nil when no rung saves money.
+	Plan     *Plan    `json:"plan"`
+	Warnings []string `json:"warnings"`
 	// NearestMiss explains why nothing fits; empty when some offer fits.
 	NearestMiss string `json:"nearest_miss,omitempty"`
 	// Excluded lists offers left out whatever their memory, with the reason, one entry
@@ -598,8 +593,15 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		return nil, err
 	}
 	caps, baseRes := ev.caps, ev.base
-	fits, front := rankFitsFrontier(ev, rin.Top, rin.Rank == RankJob)
-	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}, Frontier: front}
+	fetch := rin.Top
+	if !rin.ByRegion {
+		fetch = min(rin.Top*groupFetchFactor, len(rin.Offers))
+	}
+	fits, front := rankFitsFrontier(ev, fetch, rin.Rank == RankJob)
+	if !rin.ByRegion {
+		fits = groupByRegion(fits, rin.Top)
+	}
+	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}, Frontier: front}
 	// The estimate is the job as asked, at the best offer's GPU count: an offer's own
 	// adaptation (fp16 on a GPU without bf16) is in that offer's notes and need.
 	rec.Estimate = baseRes
@@ -610,10 +612,10 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 			rec.Estimate = v.res
 		}
 	}
-	rec.Ladder = ladder(rin, caps, fits)
+	rec.Ladder, rec.Rejected, rec.Plan = ladder(rin, caps, ev, fits, rec.Estimate)
 	rec.Excluded = append(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs)...) // fp8.go, stack.go
 	rec.CheapestCluster = cheapestCluster(rin, caps, fits)
-	rec.Warnings = append(warnings(rin, rec), exclusionWarnings(rec.Excluded)...)
+	rec.Warnings = append(append(warnings(rin, rec), exclusionWarnings(rec.Excluded)...), rec.Estimate.Warnings...)
 	if len(fits) == 0 {
 		rec.NearestMiss = nearestMiss(rin, ev, rec.Ladder) + nodesMiss(rin, caps) // nodes.go
 	}
@@ -652,11 +654,14 @@ func prepare(in RecommendInput) (*RecommendInput, *evaluator, error) {
 	if in.Top <= 0 {
 		in.Top = 10
 	}
+	// No more offers can be shown than there are: --top is clamped, so a huge value costs
+	// nothing (the top list is allocated at this size).
+	in.Top = max(1, min(in.Top, len(in.Offers)))
 	// Validate the job once up front, so a bad job is an error, not "nothing fits".
 	base := in.Job
 	base.NodesAuto = false // validated on one instance; nodes.go tries the counts
 	if !in.PinGPUs {
-		base.GPUs = 1
+		base.GPUs = 0 // the default count, not a pinned one
 	}
 	baseRes, err := Estimate(in.Model, base)
 	if err != nil {
@@ -810,127 +815,6 @@ func frontier(ev *evaluator, pts []point) []cand {
 		}
 	}
 	return out
-}
-
-// ladderChange is one rung: whether it applies to the job and how it changes it.
-type ladderChange struct {
-	name, flags, tradeoff string
-	applies               func(j Job, training bool) bool
-	apply                 func(j Job) Job
-	perOfferGPUs          bool // evaluated at each offer's GPU count even when --gpus pins it
-}
-
-// trainingLadder is the seeds' order of effort.
-var trainingLadder = []ladderChange{
-	{"smaller micro-batch (1) with gradient accumulation", "--batch 1", "same effective batch through gradient accumulation; more, smaller steps (somewhat slower)",
-		func(j Job, t bool) bool { return t && j.Batch > 1 }, func(j Job) Job { j.Batch = 1; return j }, false},
-	{"bf16 mixed precision", "--precision bf16-mixed", "needs an Ampere or newer GPU (fp16-mixed with loss scaling elsewhere); usually no quality loss",
-		func(j Job, t bool) bool { return t && j.Precision == "fp32" }, func(j Job) Job { j.Precision = "bf16-mixed"; return j }, false},
-	{"gradient checkpointing", "--grad-ckpt", "≈20–30 % slower: activations are recomputed in the backward pass",
-		func(j Job, t bool) bool { return t && !j.WantsGradCkpt() }, func(j Job) Job { j.GradCkpt = true; return j }, false},
-	{"LoRA instead of a full fine-tune", "--task lora", "trains low-rank adapters only; close to full fine-tuning for most adaptation tasks, weaker for large domain shifts",
-		func(j Job, t bool) bool { return j.Task == TaskFullFT }, func(j Job) Job { j.Task = TaskLoRA; return j }, false},
-	{"ZeRO-3 / FSDP across the instance's GPUs", "--shard zero3", "parameters, gradients and optimizer states split across GPUs; needs several GPUs and fast interconnect (NVLink) to stay efficient",
-		func(j Job, t bool) bool {
-			return t && (!j.Shard.Sharded() || j.Shard == "zero1" || j.Shard == "zero2")
-		}, func(j Job) Job { j.Shard = "zero3"; return j }, true},
-	{"CPU offload of optimizer states (ZeRO-Offload)", "--shard zero2 --offload optimizer", "needs host RAM for the states and PCIe bandwidth; optimizer steps run on the CPU (slower)",
-		func(j Job, t bool) bool { return t && !j.Offload.Enabled() },
-		func(j Job) Job {
-			if !j.Shard.Sharded() {
-				j.Shard = "zero2"
-			}
-			j.Offload = "optimizer"
-			return j
-		}, false},
-	{"QLoRA (4-bit NF4 base weights)", "--task qlora", "slower (dequantisation each step) and slightly less accurate than LoRA on bf16 weights",
-		func(j Job, t bool) bool { return j.Task == TaskFullFT || j.Task == TaskLoRA },
-		func(j Job) Job {
-			j.Task, j.Quant = TaskQLoRA, "nf4"
-			if j.Precision == "fp32" || j.Precision == "bf16" || j.Precision == "fp16" {
-				j.Precision = ""
-			}
-			return j
-		}, false},
-}
-
-// inferenceLadder: quantized inference is inference's rung.
-var inferenceLadder = []ladderChange{
-	{"int8 weights (LLM.int8)", "--quant int8", "bitsandbytes int8 is slower than bf16 matmuls; quality close to bf16",
-		func(j Job, _ bool) bool { return !j.Quant.Quantized() }, func(j Job) Job { j.Quant = "int8"; return j }, false},
-	{"4-bit weights (NF4)", "--quant nf4", "about a quarter of the weight memory; slight quality loss, slower dequantisation at small batch",
-		func(j Job, _ bool) bool { return !j.Quant.FourBit() }, func(j Job) Job { j.Quant = "nf4"; return j }, false},
-}
-
-func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
-	training := in.Job.IsTraining()
-	changes := inferenceLadder
-	if training {
-		changes = trainingLadder
-	} else if in.Model.IsImageModel() {
-		return []LadderStep{}
-	}
-	steps := []LadderStep{}
-	for _, ch := range changes {
-		if !ch.applies(in.Job, training) {
-			continue
-		}
-		j := ch.apply(in.Job)
-		sub := *in
-		sub.Job = j
-		if ch.perOfferGPUs {
-			sub.PinGPUs = false
-		}
-		// The step must be a valid job on its own.
-		probe := j
-		probe.NodesAuto = false
-		if !sub.PinGPUs {
-			probe.GPUs = 1
-		}
-		if ch.perOfferGPUs {
-			probe.GPUs = 2
-		}
-		if _, err := Estimate(in.Model, probe); err != nil {
-			continue
-		}
-		ev := newEvaluator(&sub, j, caps)
-		if ch.perOfferGPUs {
-			ev.minGPUs = 2
-		}
-		best := rankFits(ev, 1)
-		step := LadderStep{Change: ch.name, Flags: ch.flags, Tradeoff: ch.tradeoff}
-		if len(best) > 0 {
-			b := best[0]
-			step.Cheapest = &b
-			step.DeviceTotalGiB = ev.variant(b.vk).res.DeviceTotalGiB
-			if len(baseFits) > 0 {
-				s := saving(baseFits[0], b, in.Rank)
-				step.SavingPct = s
-			}
-		} else {
-			g := max(j.GPUs, 1)
-			if ch.perOfferGPUs {
-				g = maxLadderGPUs
-			}
-			if v := ev.variant(variantKey{g, false, 1}); v.err == nil {
-				step.DeviceTotalGiB = v.res.DeviceTotalGiB
-			}
-		}
-		steps = append(steps, step)
-	}
-	return steps
-}
-
-func saving(base, step Fit, rank Rank) *float64 {
-	bp, sp := base.PriceUSDHr, step.PriceUSDHr
-	if rank == RankJob && base.EstCostUSD != nil && step.EstCostUSD != nil {
-		bp, sp = *base.EstCostUSD, *step.EstCostUSD
-	}
-	if bp <= 0 {
-		return nil
-	}
-	s := math.Round((bp-sp)/bp*1000) / 10
-	return &s
 }
 
 func warnings(in *RecommendInput, rec *Recommendation) []string {

@@ -7,8 +7,8 @@ import (
 	"github.com/pickergpu/picker/pricing"
 )
 
-// BenchmarkRecommend100k runs the whole recommendation (ranking plus the seven-step
-// training ladder) over 100k offers spread across the catalog's GPUs and 1-8 GPU counts.
+// BenchmarkRecommend100k runs the whole recommendation (ranking, the savings ladder and
+// its plan, judged on the offers cheaper than the job's best) over 100k offers spread across the catalog's GPUs and 1-8 GPU counts.
 // Target (issue 4): < 20 ms per recommendation.
 func BenchmarkRecommend100k(b *testing.B) {
 	m, _, err := CatalogModel("llama-2-7b")

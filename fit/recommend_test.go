@@ -2,6 +2,7 @@ package fit
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,20 +177,36 @@ func TestRecommendFractionalSlice(t *testing.T) {
 func TestRecommendLadderOrderAndSavings(t *testing.T) {
 	m := mustModel(t, "llama-2-7b")
 	job := Job{Task: TaskFullFT, Precision: "fp32", Batch: 4, SeqLen: 1024}
-	// A price list where smaller needs buy cheaper GPUs: price rises with memory.
+	// A price list where smaller needs buy cheaper GPUs: price rises with memory (each
+	// GPU model's usable memory is the catalog's).
 	var offers []pricing.Offer
-	for i, mem := range []float64{16, 24, 48, 80, 141, 192} {
-		offers = append(offers, offer("p", "g"+string(rune('a'+i)), "H100", 1, mem, float64(i+1)))
-		offers = append(offers, offer("p", "8x-g"+string(rune('a'+i)), "H100", 8, mem, 8*float64(i+1)))
+	for i, g := range []struct {
+		name string
+		mem  float64
+	}{{"T4", 16}, {"L4", 24}, {"A40", 48}, {"H100", 80}, {"H200", 141}, {"B200", 180}} {
+		offers = append(offers, offer("p", "g"+string(rune('a'+i)), g.name, 1, g.mem, float64(i+1)))
+		offers = append(offers, offer("p", "8x-g"+string(rune('a'+i)), g.name, 8, g.mem, 8*float64(i+1)))
 	}
 	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	// The rungs shown keep the seeds' order of effort (trainingRungs), and the ones a
+	// 7B fp32 full fine-tune on these prices must show are there.
+	last := -1
 	var order []string
 	for _, s := range rec.Ladder {
 		order = append(order, s.Flags)
+		i := slices.IndexFunc(trainingRungs, func(r rung) bool { return r.name == s.Change })
+		if i <= last {
+			t.Errorf("ladder order %v breaks the rung order at %q", order, s.Change)
+		}
+		last = i
 	}
-	want := []string{"--batch 1", "--precision bf16-mixed", "--grad-ckpt", "--task lora", "--shard zero3", "--shard zero2 --offload optimizer", "--task qlora"}
-	if strings.Join(order, " | ") != strings.Join(want, " | ") {
-		t.Fatalf("ladder = %v; want %v", order, want)
+	// Under hf's defaults (no gradient accumulation) the fp32 optimizer step sets this
+	// job's peak, so the rungs that shrink states save and those that shrink activations
+	// (micro-batch 1, checkpointing) do not.
+	for _, want := range []string{"--optimizer-step fused", "--task lora", "--task qlora --precision bf16-mixed", "--optimizer adamw-8bit", "--precision bf16"} {
+		if !slices.Contains(order, want) {
+			t.Errorf("ladder %v lacks %s", order, want)
+		}
 	}
 	base := 0.0
 	if len(rec.Offers) > 0 {
@@ -217,13 +234,17 @@ func TestRecommendLadderOrderAndSavings(t *testing.T) {
 	for _, s := range rec.Ladder {
 		byFlags[s.Flags] = s
 	}
-	if !(byFlags["--task qlora"].DeviceTotalGiB < byFlags["--task lora"].DeviceTotalGiB) {
-		t.Errorf("qlora need %v not below lora need %v", byFlags["--task qlora"].DeviceTotalGiB, byFlags["--task lora"].DeviceTotalGiB)
+	if q := byFlags["--task qlora --precision bf16-mixed"]; !(q.DeviceTotalGiB < byFlags["--task lora"].DeviceTotalGiB) {
+		t.Errorf("qlora need %v not below lora need %v", q.DeviceTotalGiB, byFlags["--task lora"].DeviceTotalGiB)
 	}
-	// Inference has no training rungs; its rungs are int8 then 4-bit.
+	// Inference has no training rungs; its weight rungs are int8 then 4-bit.
 	inf := recommend(t, RecommendInput{Model: m, Job: Job{Task: TaskInference}, Offers: offers})
-	if len(inf.Ladder) != 2 || inf.Ladder[0].Flags != "--quant int8" || inf.Ladder[1].Flags != "--quant nf4" {
-		t.Errorf("inference ladder = %+v; want int8 then nf4", inf.Ladder)
+	var infFlags []string
+	for _, s := range inf.Ladder {
+		infFlags = append(infFlags, s.Flags)
+	}
+	if i, k := slices.Index(infFlags, "--quant int8"), slices.Index(infFlags, "--quant int4"); i < 0 || k < i {
+		t.Errorf("inference ladder = %v; want int8 then int4", infFlags)
 	}
 }
 

@@ -48,7 +48,17 @@ func ShapeNeeds(in RecommendInput) ([]ShapeNeed, error) {
 	for i := range needs {
 		needs[i] = ShapeNeed{Limit: 1, MaxPriceUSDHr: math.Inf(1)}
 	}
-	if rin.Top <= 1 {
+	// Offers that differ only in region are grouped into one row (ByRegion false) from
+	// the top Top x groupFetchFactor fits: those are what the shapes must decide.
+	// in.Top as asked: prepare caps rin.Top at the offers it sees, here one per shape.
+	top := in.Top
+	if top <= 0 {
+		top = 10
+	}
+	if !rin.ByRegion {
+		top *= groupFetchFactor
+	}
+	if top <= 1 {
 		return needs, nil
 	}
 	var cands []cand
@@ -67,14 +77,14 @@ func ShapeNeeds(in RecommendInput) ([]ShapeNeed, error) {
 		return 0
 	})
 	var t *cand // the Top-th best cheapest-of-shape; nil when fewer shapes fit
-	if len(cands) >= rin.Top {
-		t = &cands[rin.Top-1]
+	if len(cands) >= top {
+		t = &cands[top-1]
 	}
 	for _, cd := range cands {
 		if t != nil && rankAfter(ev, &cd, t) {
 			break // this shape's best already ranks below Top others
 		}
-		needs[cd.i] = ShapeNeed{Limit: rin.Top, MaxPriceUSDHr: priceBound(ev, &cd, t)}
+		needs[cd.i] = ShapeNeed{Limit: top, MaxPriceUSDHr: priceBound(ev, &cd, t)}
 	}
 	return needs, nil
 }
@@ -114,14 +124,19 @@ func priceBound(ev *evaluator, cd, t *cand) float64 {
 
 // RecountExclusions sets each exclusion's offer count to counts[its GPU model] (matching
 // offers of that model, all of them, where rec was computed over the shape read) and
-// rewrites the exclusion warnings, which Recommend appends last.
+// rewrites the exclusion warnings in place.
 func RecountExclusions(rec *Recommendation, counts map[string]int) {
 	old := exclusionWarnings(rec.Excluded)
 	rec.Excluded = slices.Clone(rec.Excluded)
 	for i := range rec.Excluded {
 		rec.Excluded[i].Offers = counts[rec.Excluded[i].GPUModel]
 	}
-	if n := len(rec.Warnings) - len(old); n >= 0 {
-		rec.Warnings = append(slices.Clone(rec.Warnings[:n]), exclusionWarnings(rec.Excluded)...)
+	w := slices.Clone(rec.Warnings)
+	for i := 0; len(old) > 0 && i+len(old) <= len(w); i++ {
+		if slices.Equal(w[i:i+len(old)], old) {
+			copy(w[i:], exclusionWarnings(rec.Excluded))
+			break
+		}
 	}
+	rec.Warnings = w
 }

@@ -124,6 +124,7 @@ func randomInputs(t *testing.T, r *rand.Rand, n int) []RecommendInput {
 		if r.IntN(4) == 0 {
 			in.Job.Quant = "fp8" // GPUs without fp8 are excluded, and counted
 		}
+		in.ByRegion = r.IntN(2) == 0
 		if r.IntN(5) == 0 {
 			in.Job.NodesAuto = true // multi-node: clusters of the cheapest instance types
 		}

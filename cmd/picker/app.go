@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/pickergpu/picker/config"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers/httpx"
+	"github.com/pickergpu/picker/redact"
 	"github.com/pickergpu/picker/refresh"
 	"github.com/pickergpu/picker/snapshot"
 	"github.com/pickergpu/picker/store"
@@ -63,6 +66,24 @@ type app struct {
 	st  *store.Store
 	// recMemo (the daemon's) keeps recommendations until the offers change.
 	recMemo *recommendMemo
+	red     *redact.Redactor
+	// The daemon's health state (/healthz) and Hub gate (API model lookups).
+	lastProbe atomic.Pointer[probeResult]
+	probing   atomic.Bool
+	schema    atomic.Int64
+	hub       *hubGate
+	// cmdPath is the command that ran ("picker recommend"), for the help hint of errors.
+	cmdPath string
+}
+
+// redactor is the one redaction step for errors picker stores, serves or logs: the
+// secrets the config and environment point at, plus secret-shaped text. setup builds
+// it; the fallback serves callers that made an app without setup.
+func (a *app) redactor() *redact.Redactor {
+	if a.red == nil {
+		a.red = redact.New(a.cfg.Secrets(a.m.Getenv)...)
+	}
+	return a.red
 }
 
 // usageError marks errors in how picker was invoked (exit 2, usage printed).
@@ -94,7 +115,10 @@ func (m Main) Run(ctx context.Context) int {
 	root.SetArgs(m.Args)
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if cmd != nil {
+		a.cmdPath = cmd.CommandPath()
+	}
 	if a.st != nil {
 		if cerr := a.st.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -115,7 +139,7 @@ func (a *app) exitCode(err error) int {
 		return exitNoFit
 	case errors.As(err, &ue):
 		fmt.Fprintln(a.stderr, "picker:", ue.err)
-		fmt.Fprintln(a.stderr, "Run 'picker --help' for usage.")
+		fmt.Fprintf(a.stderr, "Run '%s --help' for usage.\n", cmp.Or(a.cmdPath, "picker"))
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(a.stderr, "picker: interrupted")
@@ -124,6 +148,9 @@ func (a *app) exitCode(err error) int {
 	fmt.Fprintln(a.stderr, "picker:", err)
 	switch pricing.ErrorCode(err) {
 	case pricing.Invalid, pricing.NotFound:
+		if pricing.ErrorParam(err) != "" && a.cmdPath != "" {
+			fmt.Fprintf(a.stderr, "Run '%s --help' for usage.\n", a.cmdPath)
+		}
 		return exitUsage
 	}
 	return exitRuntime
@@ -151,13 +178,14 @@ that fits.`,
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log debug detail")
 	pf.StringVar(&a.logFormat, "log-format", cmp.Or(a.m.Getenv("PICKER_LOG_FORMAT"), "text"), "log format on stderr: text or json (env PICKER_LOG_FORMAT)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		return usageError{plainFlagError(err)}
 	})
 	root.AddCommand(
-		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(),
+		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(), a.versionCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Flags().SortFlags = false
+		c.Args = noArgs(a.m.Args) // no command takes arguments: a stray one is a usage error
 	}
 	// Unknown subcommands and stray arguments are usage errors, not runtime errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {
@@ -199,6 +227,10 @@ func (a *app) setup() error {
 		return err
 	}
 	a.cfg = cfg
+	// Built here, before any goroutine uses it.
+	a.red = redact.New(cfg.Secrets(a.m.Getenv)...)
+	// One cap on every provider answer, whichever adapter reads it.
+	httpx.SetMaxBodyBytes(int64(cfg.Refresh.MaxAnswerMiB) << 20)
 	return nil
 }
 
@@ -221,6 +253,7 @@ func (a *app) store(ctx context.Context) (*store.Store, error) {
 	if res.Offers > 0 {
 		a.log.Info("created price database from the embedded snapshot", "path", path, "offers", res.Offers, "snapshot", snapshot.Date().Format("2006-01-02"))
 	}
+	a.log.Debug("opened price database", "path", path, "read_only", st.ReadOnly(), "config", a.cfg.Path)
 	a.st = st
 	return st, nil
 }

@@ -72,6 +72,9 @@ func (a *app) estimateCmd() *cobra.Command {
 
 func writeEstimate(s *IOStreams, r *fit.Result) error {
 	w := s.Out
+	for _, warn := range r.Warnings {
+		fmt.Fprintln(s.ErrOut, "warning:", warn)
+	}
 	switch s.Format {
 	case "json":
 		return writeJSON(w, r)

@@ -81,6 +81,8 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 			opt("gpus", "1", "2", "4")
 			opt("seq-len", "512", "4096")
 			opt("quant", "fp8") // GPUs without fp8 excluded and counted
+			opt("by-region", "true")
+			opt("vendor", "nvidia", "amd")
 			if r.IntN(3) == 0 {
 				vals.Set("tokens", "5e8")
 				opt("rank", "job")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,7 +21,7 @@ type IOStreams struct {
 	Out, ErrOut io.Writer
 	Format      string // table, json or csv
 	TTY         bool
-	Verbose     bool // -v: tables add detail (recommend's time-cost frontier, exclusions, assumptions, per-offer notes)
+	Verbose     bool // -v: tables add detail (recommend's time-cost frontier, exclusions, assumptions, per-offer notes, the ladder's rejected rungs)
 	Now         func() time.Time
 }
 
@@ -77,6 +78,10 @@ func writeCSV(w io.Writer, header []string, rows [][]string) error {
 // writeFileAtomic writes through a temporary file in the same directory and renames
 // it over path, so readers never see a half-written export.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
+	mode, err := outFileMode(path)
+	if err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -84,6 +89,10 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after a successful rename
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if err := write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
@@ -101,15 +110,26 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// num formats a float compactly: no trailing zeros, at most prec decimals.
+// num formats a float compactly: no trailing zeros, at most prec decimals. Values too
+// large for fixed notation (1e21 and up) use an exponent, never a wrapped integer.
 func num(v float64, prec int) string {
-	return strconv.FormatFloat(roundTo(v, prec), 'f', -1, 64)
+	r := roundTo(v, prec)
+	if math.Abs(r) >= 1e21 {
+		return strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
+// roundTo rounds to prec decimals. A value whose scaled form does not fit the 2^53
+// integers a float64 holds exactly is returned as is (it has no decimals to round, and
+// the int64 conversion would wrap: 1e308 printed negative).
 func roundTo(v float64, prec int) float64 {
 	p := 1.0
 	for range prec {
 		p *= 10
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v*p) >= 1<<53 {
+		return v
 	}
 	if v < 0 {
 		return -float64(int64(-v*p+0.5)) / p
@@ -139,4 +159,21 @@ func formatAge(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%d d", int(d.Hours()/24))
 	}
+}
+
+// oneLine keeps a table row on one line: a multi-line message ("13/13 regions failed:"
+// then one line per region) becomes its first line and a count of the rest; JSON, CSV
+// and -v logs carry it whole.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	first, rest, ok := strings.Cut(s, "\n")
+	if !ok {
+		return s
+	}
+	n := strings.Count(strings.TrimSpace(rest), "\n") + 1
+	first = strings.TrimSpace(first)
+	if !strings.HasSuffix(first, ":") && first != "" {
+		first += ";"
+	}
+	return fmt.Sprintf("%s … %d more line(s) (-o json or -v for all)", first, n)
 }

@@ -76,7 +76,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 			}
 			r.Offers = s.Offers
 			r.Sources = append(r.Sources, s.Sources...)
-			r.LastError = s.LastError
+			r.LastError = a.redactor().String(s.LastError) // rows stored before redaction existed too
 			r.ConsecutiveFailures = s.ConsecutiveFailures
 			if !s.NewestObserved.IsZero() {
 				// The age of the prices themselves: for snapshot-seeded providers that is
@@ -122,7 +122,7 @@ func writeProviders(s *IOStreams, rows []providerRow) error {
 				enabled = "yes"
 			}
 		}
-		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), r.LastError)
+		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), oneLine(r.LastError))
 	}
 	return t.write(s.Out, s.TTY)
 }

@@ -33,6 +33,7 @@ type recommendMemo struct {
 type memoized struct {
 	rec      *fit.Recommendation
 	noOffers bool
+	read     int // offers read to answer (-v's detail)
 }
 
 func newRecommendMemo(maxEntries int) *recommendMemo {
@@ -50,15 +51,16 @@ func memoKey(o *RecommendOptions, q store.Query, in fit.RecommendInput) string {
 	if in.SetupHours != nil {
 		setup = strconv.FormatFloat(*in.SetupHours, 'g', -1, 64)
 	}
-	return fmt.Sprintf("%q|%q|%#v|%v|%#v|%s|%g|%g|%g|%d|%s|%g|%g|%g|%s|%d",
+	return fmt.Sprintf("%q|%q|%#v|%v|%#v|%s|%g|%g|%g|%d|%s|%g|%g|%g|%s|%d|%q|%v",
 		o.Model, o.Params, in.Job, in.PinGPUs, q, in.Rank, in.Tokens, in.HeadroomPct, in.MFU, in.Top,
-		in.Engine, in.PromptTokens, in.OutputTokens, in.Requests, setup, in.Deadline)
+		in.Engine, in.PromptTokens, in.OutputTokens, in.Requests, setup, in.Deadline, in.Vendor, in.ByRegion)
 }
 
 // recommend returns fit.Recommend's answer over the offers recommendOffers reads, from
 // the memo when there is one and it holds the request at the store's current version.
 // The caller gets its own shallow copy (its Warnings may be appended to).
-func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store.Query, in fit.RecommendInput) (*fit.Recommendation, bool, error) {
+// read is how many offers were read to answer (when it was computed).
+func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store.Query, in fit.RecommendInput) (rec *fit.Recommendation, noOffers bool, read int, err error) {
 	compute := func() (memoized, error) {
 		offers, shaped, err := recommendOffers(ctx, st, q, in)
 		if err != nil {
@@ -67,7 +69,7 @@ func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store
 		in.Offers = offers
 		rec, err := fit.Recommend(in)
 		if err != nil || !shaped {
-			return memoized{rec, len(offers) == 0}, err
+			return memoized{rec, len(offers) == 0, len(offers)}, err
 		}
 		switch {
 		case len(rec.Offers) == 0 && len(offers) > 0:
@@ -75,6 +77,7 @@ func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store
 			if in.Offers, err = st.Offers(ctx, q); err != nil {
 				return memoized{}, err
 			}
+			offers = in.Offers
 			rec, err = fit.Recommend(in)
 		case len(rec.Excluded) > 0:
 			// Exclusion counts: every matching offer of each excluded GPU model.
@@ -88,16 +91,16 @@ func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store
 			}
 			fit.RecountExclusions(rec, counts)
 		}
-		return memoized{rec, len(offers) == 0}, err
+		return memoized{rec, len(offers) == 0, len(offers)}, err
 	}
 	vs, ok := st.(versioned)
 	if o.Memo == nil || !ok {
 		m, err := compute()
-		return m.rec, m.noOffers, err
+		return m.rec, m.noOffers, m.read, err
 	}
 	v, err := vs.DataVersion(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	key := memoKey(o, q, in)
 	m, ok := o.Memo.get(v, key)
@@ -110,13 +113,13 @@ func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store
 			return m, err
 		})
 		if err != nil {
-			return nil, false, err
+			return nil, false, 0, err
 		}
 		m = val.(memoized)
 	}
-	rec := *m.rec
-	rec.Warnings = slices.Clone(rec.Warnings)
-	return &rec, m.noOffers, nil
+	r := *m.rec
+	r.Warnings = slices.Clone(r.Warnings)
+	return &r, m.noOffers, m.read, nil
 }
 
 func (c *recommendMemo) get(v int64, key string) (memoized, bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ type RecommendOptions struct {
 	PromptTokens, OutputTokens, Requests float64
 	SetupHours                           *float64
 	Deadline                             time.Duration
+	ByRegion                             bool
 	Vendor                               string // fit.VendorAny, VendorNVIDIA or VendorAMD
 
 	Resolve    ModelResolver
@@ -52,6 +54,8 @@ type RecommendOptions struct {
 	StaleAfter time.Duration // [recommend] stale_after; 0 = no freshness warning
 	// Memo, in the daemon, keeps answers until the offers change (recmemo.go).
 	Memo *recommendMemo
+	// Log gets -v's detail: the model resolved, the offers read, the ladder's verdicts.
+	Log *slog.Logger
 }
 
 func (o *RecommendOptions) params() []param {
@@ -62,6 +66,8 @@ func (o *RecommendOptions) params() []param {
 		param{name: "rank", usage: "hourly (cheapest per hour) or job (cheapest for the whole job; needs --tokens)", def: string(fit.RankHourly),
 			set: func(v string) (err error) { o.Rank, err = fit.ParseRank(v); return }},
 		param{name: "tokens", usage: "training or generated tokens of the whole job (e.g. 2e9), for --rank job and time estimates", set: o.setTokens},
+		param{name: "by-region", kind: kindBool, usage: "list an instance once per region (default: one row per instance and price, with its regions)",
+			set: func(v string) (err error) { o.ByRegion, err = parseBool("by-region", v); return }},
 		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
 			set: func(v string) (err error) { o.Top, err = parseInt("top", 1)(v); return }},
 		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(fit.DefaultHeadroomPct), set: o.setHeadroom},
@@ -153,20 +159,31 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	if err != nil {
 		return nil, err
 	}
+	if err := o.Filters.checkNames(ctx, st); err != nil {
+		return nil, err
+	}
 	q := o.Filters.q
 	q.MaxGPUs = float64(o.MaxGPUs)
 	in := fit.RecommendInput{
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs,
 		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
 		Engine: o.Engine, PromptTokens: o.PromptTokens, OutputTokens: o.OutputTokens, Requests: o.Requests,
-		SetupHours: o.SetupHours, Deadline: o.Deadline, Vendor: o.Vendor,
+		SetupHours: o.SetupHours, Deadline: o.Deadline, Vendor: o.Vendor, ByRegion: o.ByRegion,
 	}
-	rec, noOffers, err := o.recommend(ctx, st, q, in) // recmemo.go
+	start := time.Now()
+	rec, noOffers, nRead, err := o.recommend(ctx, st, q, in) // recmemo.go
 	if err != nil {
 		return nil, err
 	}
 	if noOffers {
 		rec.NearestMiss += "; widen them or run `picker refresh`"
+	}
+	if o.Log != nil {
+		o.Log.Debug("recommend", "model", m.Name, "source", m.Source, "params", m.Params(), "offers_read", nRead,
+			"fits_shown", len(rec.Offers), "ladder", len(rec.Ladder), "rejected", len(rec.Rejected), "took", time.Since(start).Round(time.Millisecond))
+		for _, r := range rec.Rejected {
+			o.Log.Debug("ladder rung left out", "change", r.Change, "flags", r.Flags, "why", r.Reason)
+		}
 	}
 	rec.Warnings = append(rec.Warnings, freshnessWarnings(rec.Offers, o.Now(), o.StaleAfter)...)
 	if rec.Offers == nil {
@@ -209,7 +226,7 @@ func freshnessWarnings(fits []fit.Fit, now time.Time, staleAfter time.Duration) 
 
 func (a *app) newRecommendOptions() *RecommendOptions {
 	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration,
-		Memo: a.recMemo}
+		Log: a.log, Memo: a.recMemo}
 }
 
 func (a *app) recommendCmd() *cobra.Command {
@@ -262,7 +279,7 @@ func noFit(out *RecommendResult) error {
 var fitColumns = []string{"provider", "region", "zone", "instance_type", "gpu_model", "gpu_count", "gpu_mem_gib", "vcpus", "ram_gib",
 	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd",
 	"nodes", "cluster_price_usd_hr",
-	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "time_bound", "frontier"}
+	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "time_bound", "frontier", "regions"}
 
 func optNum(v *float64) string {
 	if v == nil {
@@ -284,7 +301,7 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 				string(o.Purchase), num(o.PriceUSDHr, 6), o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source,
 				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD),
 				num(float64(max(f.Nodes, 1)), 0), num(o.PriceUSDHr*float64(max(f.Nodes, 1)), 6),
-				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum(f.USDPerMOutTokens), f.TimeBound, strconv.FormatBool(f.Frontier)}
+				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum(f.USDPerMOutTokens), f.TimeBound, strconv.FormatBool(f.Frontier), strings.Join(f.Regions, " ")}
 		}
 		return writeCSV(w, fitColumns, rows)
 	}
@@ -320,6 +337,11 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 			if o.Zone != "" {
 				region += " (" + o.Zone + ")"
 			}
+			if n := len(f.Regions); n > 3 {
+				region = fmt.Sprintf("%s +%d", strings.Join(f.Regions[:3], ","), n-3)
+			} else if n > 1 {
+				region = strings.Join(f.Regions, ",")
+			}
 			cells := []string{o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.MemPerDeviceGiB(), 1), num(f.NeedPerGPUGiB, 1), num(f.SparePerGPUGiB, 1), string(o.Purchase), usd(o.PriceUSDHr)}
 			if multi {
 				cells = append(cells, num(float64(max(f.Nodes, 1)), 0), usd(o.PriceUSDHr*float64(max(f.Nodes, 1))))
@@ -353,23 +375,8 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
 	}
-	if len(r.Ladder) > 0 {
-		fmt.Fprintln(w, "\nsavings ladder (each change on its own):")
-		t := &table{headers: []string{"CHANGE", "FLAGS", "NEED/GPU", "CHEAPEST", "$/HR", "SAVING", "TRADE-OFF"}}
-		for _, s := range r.Ladder {
-			cheapest, price, saving := "nothing fits", "-", "-"
-			if s.Cheapest != nil {
-				cheapest = fmt.Sprintf("%s %s %s", s.Cheapest.Provider, s.Cheapest.Region, s.Cheapest.InstanceType)
-				price = usd(s.Cheapest.PriceUSDHr)
-			}
-			if s.SavingPct != nil {
-				saving = num(*s.SavingPct, 1) + " %"
-			}
-			t.add(s.Change, s.Flags, num(s.DeviceTotalGiB, 1), cheapest, price, saving, s.Tradeoff)
-		}
-		if err := t.write(w, s.TTY); err != nil {
-			return err
-		}
+	if err := writeLadder(s, r.Recommendation); err != nil {
+		return err
 	}
 	if s.Verbose && len(r.Frontier) > 0 {
 		if err := writeFrontier(w, s.TTY, r.Frontier); err != nil {

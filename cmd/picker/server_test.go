@@ -79,6 +79,8 @@ func TestAPIBadParameters(t *testing.T) {
 		{"/v1/recommend?model=llama-2-7b&rank=fastest", "rank", "fastest"},
 		{"/v1/recommend?model=llama-2-7b&headroom=200", "headroom", "headroom"},
 		{"/v1/providers?verbose=1", "verbose", "unknown parameter"},
+		{"/v1/recommend?model=llama-2-7b&provider=awz", "provider", "closest: aws"},
+		{"/v1/recommend?model=llama-2-7b&lora-r=16", "lora-r", "does not apply"},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			code, body := get(t, srv.URL+tt.path)
@@ -90,6 +92,11 @@ func TestAPIBadParameters(t *testing.T) {
 				t.Errorf("got %d %+v; want 400 naming parameter %q and mentioning %q", code, e, tt.param, tt.mention)
 			}
 		})
+	}
+	// A huge top never allocates a billion-entry list: the CLI clamps it to the offers
+	// there are, the API refuses it naming its cap (issue 18; guard_test.go).
+	if code, body := get(t, srv.URL+"/v1/recommend?model=llama-2-7b&top=1000000000"); code != http.StatusBadRequest || !strings.Contains(string(body), "cap of 100") {
+		t.Errorf("top=1e9: %d %.200s; want 400 naming the API's cap", code, body)
 	}
 	// No model at all: a 400 that says to pass one.
 	code, body := get(t, srv.URL+"/v1/estimate")

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("static: %w", err)
 		}
-		offers, err := ReadFile(expandHome(f))
+		offers, err := ReadFileContext(ctx, expandHome(f))
 		if err != nil {
 			return nil, err
 		}
@@ -96,17 +97,90 @@ func expandHome(p string) string {
 	return p
 }
 
-// ReadFile parses one price file by its extension. Offers observed-at defaults to the
-// file's modification time: the user last stated these prices then.
+// ReadFile is ReadFileContext without a deadline.
 func ReadFile(path string) ([]pricing.Offer, error) {
-	b, err := os.ReadFile(path)
+	return ReadFileContext(context.Background(), path)
+}
+
+// MaxFileBytes caps one price file: a file this large is a mistake (a log, a disk
+// image), not a price list.
+const MaxFileBytes = 64 << 20
+
+// readRegular reads a regular file within ctx. A FIFO, device, socket or directory is
+// refused before it is opened (opening a FIFO blocks until a writer appears, past any
+// timeout and signal); the open and read run beside ctx, so a stalled file (a hung
+// network mount) ends at the refresh timeout too.
+func readRegular(ctx context.Context, path string) ([]byte, time.Time, error) {
+	fi, err := os.Stat(path)
 	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, time.Time{}, fmt.Errorf("%s: not a regular file (%s); price files must be regular files", path, fileKind(fi.Mode()))
+	}
+	type result struct {
+		b   []byte
+		mod time.Time
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err == nil && !fi.Mode().IsRegular() { // swapped after the first check
+			err = fmt.Errorf("%s: not a regular file (%s)", path, fileKind(fi.Mode()))
+		}
+		var b []byte
+		if err == nil {
+			b, err = io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+		}
+		if err == nil && len(b) > MaxFileBytes {
+			err = fmt.Errorf("%s: larger than %d MiB; price files are small", path, MaxFileBytes>>20)
+		}
+		var mod time.Time
+		if fi != nil {
+			mod = fi.ModTime()
+		}
+		ch <- result{b, mod, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.b, r.mod, r.err
+	case <-ctx.Done():
+		return nil, time.Time{}, fmt.Errorf("%s: reading stopped: %w", path, ctx.Err())
+	}
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeDevice != 0, m&os.ModeCharDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
+}
+
+// ReadFileContext parses one price file by its extension. Offers observed-at defaults
+// to the file's modification time: the user last stated these prices then.
+func ReadFileContext(ctx context.Context, path string) ([]pricing.Offer, error) {
+	b, modTime, err := readRegular(ctx, path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, pricing.Errorf(pricing.Unavailable, "static: %w", err)
+		}
 		return nil, pricing.Errorf(pricing.Invalid, "static: %w", err)
 	}
-	mod := time.Now().UTC()
-	if st, err := os.Stat(path); err == nil {
-		mod = st.ModTime().UTC().Truncate(time.Second)
-	}
+	mod := modTime.UTC().Truncate(time.Second)
 	var offers []pricing.Offer
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":
@@ -124,6 +198,9 @@ func ReadFile(path string) ([]pricing.Offer, error) {
 		offers[i].Source = pricing.SourceFile
 		if err := offers[i].Validate(); err != nil {
 			return nil, pricing.Errorf(pricing.Invalid, "static: %s: %w", path, err)
+		}
+		if obs := offers[i].ObservedAt; obs.After(time.Now().Add(futureSlack)) {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s: offer %s observed %s is in the future", path, offers[i].Key(), obs.Format(time.RFC3339))
 		}
 	}
 	return offers, nil
@@ -152,7 +229,9 @@ type tomlOffer struct {
 	RAMGiB       float64 `toml:"ram_gib"`
 	PriceUSDHr   float64 `toml:"price_usd_hr"`
 	SpotUSDHr    float64 `toml:"spot_price_usd_hr"`
-	Observed     string  `toml:"observed"` // YYYY-MM-DD or RFC 3339; the file's mtime when empty
+	// Observed is a TOML date or date-time (observed = 2026-11-29) or a string
+	// ("2026-11-29", RFC 3339); the file's mtime when absent.
+	Observed any `toml:"observed"`
 }
 
 func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
@@ -163,8 +242,12 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 		return nil, pricing.Errorf(pricing.Invalid, "static: %s", providers.TOMLErrorString(path, err))
 	}
 	var out []pricing.Offer
+	lines := tableLines(b, "offers")
 	for i, t := range f.Offers {
 		where := fmt.Sprintf("%s: offers[%d]", path, i)
+		if i < len(lines) {
+			where = fmt.Sprintf("%s:%d", path, lines[i])
+		}
 		if t.InstanceType == "" || t.GPUModel == "" {
 			return nil, pricing.Errorf(pricing.Invalid, "static: %s: instance_type and gpu_model are required", where)
 		}
@@ -176,16 +259,16 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 		if mem == 0 {
 			g, ok := pricing.LookupGPU(model)
 			if !ok {
-				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): gpu_mem_gib is required for unknown GPU %q", where, t.InstanceType, t.GPUModel)
+				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): unknown GPU %q (known: see 'picker gpus'); fix the name or give gpu_mem_gib for a GPU picker does not know", where, t.InstanceType, t.GPUModel)
 			}
 			mem = g.MemGB
 		}
-		obs := mod
-		if t.Observed != "" {
-			var err error
-			if obs, err = parseDate(t.Observed); err != nil {
-				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %q: want YYYY-MM-DD or RFC 3339", where, t.InstanceType, t.Observed)
-			}
+		obs, err := observedAt(t.Observed, mod)
+		if err != nil {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %v: want a date (2026-11-29) or an RFC 3339 time", where, t.InstanceType, t.Observed)
+		}
+		if obs.After(time.Now().Add(futureSlack)) {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %s is in the future", where, t.InstanceType, obs.Format(time.RFC3339))
 		}
 		base := pricing.Offer{Region: t.Region, Zone: t.Zone, InstanceType: t.InstanceType, GPUModel: model,
 			GPUCount: t.GPUCount, GPUMemGiB: mem, VCPUs: t.VCPUs, RAMGiB: t.RAMGiB, Currency: "USD", ObservedAt: obs}
@@ -204,6 +287,43 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 		}
 	}
 	return out, nil
+}
+
+// futureSlack allows for clock skew between the machine that wrote a price file and this
+// one; an observation further in the future is a typo.
+const futureSlack = 10 * time.Minute
+
+// tableLines returns the 1-based line of every [[name]] array-of-tables header in a TOML
+// file, in order, so errors about the i-th entry name its line.
+func tableLines(b []byte, name string) []int {
+	var out []int
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) == "[["+name+"]]" {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// observedAt reads the observed key: a native TOML date, date-time or local date-time
+// (taken as UTC), or a string; absent means def.
+func observedAt(v any, def time.Time) (time.Time, error) {
+	switch t := v.(type) {
+	case nil:
+		return def, nil
+	case time.Time:
+		return t.UTC(), nil
+	case toml.LocalDate:
+		return t.AsTime(time.UTC), nil
+	case toml.LocalDateTime:
+		return t.AsTime(time.UTC), nil
+	case string:
+		if t == "" {
+			return def, nil
+		}
+		return parseDate(t)
+	}
+	return time.Time{}, fmt.Errorf("not a date")
 }
 
 func parseDate(s string) (time.Time, error) {
