@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/pickergpu/picker/pricing"
 )
 
 // table is a rendered result: headers and rows of cells. The same table goes to a
@@ -85,20 +87,9 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 }
 
 // num formats a float compactly: no trailing zeros, at most prec decimals.
-func num(v float64, prec int) string {
-	return strconv.FormatFloat(roundTo(v, prec), 'f', -1, 64)
-}
+func num(v float64, prec int) string { return pricing.FormatNum(v, prec) }
 
-func roundTo(v float64, prec int) float64 {
-	p := 1.0
-	for range prec {
-		p *= 10
-	}
-	if v < 0 {
-		return -float64(int64(-v*p+0.5)) / p
-	}
-	return float64(int64(v*p+0.5)) / p
-}
+func roundTo(v float64, prec int) float64 { return pricing.RoundTo(v, prec) }
 
 // usd formats a price with cents, more digits for small prices.
 func usd(v float64) string {
