@@ -188,6 +188,7 @@ type PricePoint struct {
 	InstanceType string           `json:"instance_type"`
 	Purchase     pricing.Purchase `json:"purchase"`
 	GPUModel     string           `json:"gpu_model"`
+	GPUCount     float64          `json:"gpu_count"`
 	PriceUSDHr   float64          `json:"price_usd_hr"`
 	ValidFrom    time.Time        `json:"valid_from"`
 	ValidTo      *time.Time       `json:"valid_to"` // nil while the price is current
@@ -229,7 +230,7 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]PricePoint, erro
 		where, args = append(where, "o.purchase = ?"), append(args, string(p))
 		asked = append(asked, "purchase "+string(p))
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT o.provider, o.region, o.zone, o.instance_type, o.purchase, o.gpu_model,
+	rows, err := s.db.QueryContext(ctx, `SELECT o.provider, o.region, o.zone, o.instance_type, o.purchase, o.gpu_model, o.gpu_count,
 		p.price, p.valid_from, p.valid_to
 		FROM offers o JOIN prices p ON p.offer_id = o.id
 		WHERE `+strings.Join(where, " AND ")+`
@@ -243,7 +244,7 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]PricePoint, erro
 		var p PricePoint
 		var from int64
 		var to sql.NullInt64
-		if err := rows.Scan(&p.Provider, &p.Region, &p.Zone, &p.InstanceType, &p.Purchase, &p.GPUModel,
+		if err := rows.Scan(&p.Provider, &p.Region, &p.Zone, &p.InstanceType, &p.Purchase, &p.GPUModel, &p.GPUCount,
 			&p.PriceUSDHr, &from, &to); err != nil {
 			return nil, s.dbError("query history", err)
 		}

@@ -599,7 +599,7 @@ func TestHistoryByGPUModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pts) != 2 || pts[0].PriceUSDHr != 10 || pts[1].PriceUSDHr != 9 || pts[0].GPUModel != "A100" {
+	if len(pts) != 2 || pts[0].PriceUSDHr != 10 || pts[1].PriceUSDHr != 9 || pts[0].GPUModel != "A100" || pts[0].GPUCount != 8 {
 		t.Errorf("got %+v, want the A100 offer's two intervals, 10 then 9", pts)
 	}
 	if _, err := s.History(ctx, HistoryQuery{GPUModel: "B300"}); pricing.ErrorCode(err) != pricing.NotFound {
