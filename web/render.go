@@ -1,0 +1,99 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// pageNames are the page templates; each is parsed with layout.html.
+var pageNames = []string{"ask", "compare", "history", "providers", "error"}
+
+func parsePages(funcs template.FuncMap) map[string]*template.Template {
+	pages := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+		pages[name] = t
+	}
+	return pages
+}
+
+func (s *server) funcs() template.FuncMap {
+	return template.FuncMap{
+		"asset": func(path string) string {
+			return "/assets/" + path + "?v=" + s.assetVersion[path]
+		},
+		"usd": usd,
+		"num": func(v float64, prec int) string { return pricing.FormatNum(v, prec) },
+		"fixed": func(v float64, prec int) string {
+			return strconv.FormatFloat(v, 'f', prec, 64)
+		},
+		"optnum": func(v *float64, prec int) string {
+			if v == nil {
+				return "–"
+			}
+			return strconv.FormatFloat(*v, 'f', prec, 64)
+		},
+		"age": func(t time.Time) string {
+			if t.IsZero() {
+				return "–"
+			}
+			return pricing.FormatAge(s.o.Now().Sub(t))
+		},
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return "never"
+			}
+			return t.UTC().Format("2006-01-02 15:04 UTC")
+		},
+		"offerHistory": offerHistoryURL,
+		"modelHistory": func(model string) string { return "/history?" + url.Values{"gpu-model": {model}}.Encode() },
+		"api":          func() string { return s.o.APIBase },
+		"inc":          func(i int) int { return i + 1 },
+		"json": func(v any) (string, error) {
+			b, err := json.Marshal(v)
+			return string(b), err
+		},
+	}
+}
+
+// offerHistoryURL links an offer to its price history (both purchase options, this
+// exact zone).
+func offerHistoryURL(o pricing.Offer) string {
+	return "/history?" + url.Values{"provider": {o.Provider}, "instance-type": {o.InstanceType}, "region": {o.Region}, "zone": {o.Zone}}.Encode()
+}
+
+// usd formats a price as the CLI's tables do: cents, more digits under a dollar.
+func usd(v float64) string {
+	if v < 1 {
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// render executes a page into a buffer first, so a template error is a clean 500
+// rather than half a page.
+func (s *server) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
+	nav := page
+	var buf bytes.Buffer
+	err := s.pages[page].Execute(&buf, layout{Title: title, Nav: nav, Charts: page == "history", Data: data})
+	if err != nil {
+		s.o.Log.Error("render page", "page", page, "error", err)
+		http.Error(w, fmt.Sprintf("internal error rendering %s", page), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(buf.Bytes())
+	}
+}
