@@ -14,6 +14,12 @@
     return '$' + (v < 1 ? v.toFixed(4) : v.toFixed(2));
   }
 
+  // Axis ticks: cents, or tenths of a cent for sub-dollar scales.
+  function tick(v) {
+    if (v == null) return '';
+    return '$' + (v !== 0 && Math.abs(v) < 1 ? v.toFixed(3) : v.toFixed(2));
+  }
+
   function drawCharts() {
     if (typeof uPlot === 'undefined') return;
     var els = document.querySelectorAll('[data-chart]');
@@ -39,7 +45,7 @@
         height: 320,
         series: series,
         scales: { x: { time: true } },
-        axes: [{}, { label: d.unit, size: 70, values: function (u, vals) { return vals.map(money); } }]
+        axes: [{}, { label: d.unit, size: 70, values: function (u, vals) { return vals.map(tick); } }]
       }, data, el);
       var drawn = 0;
       d.series.forEach(function (s) { s.values.forEach(function (v) { if (v != null) drawn++; }); });
