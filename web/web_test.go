@@ -295,8 +295,10 @@ type memBackend struct {
 	offers []pricing.Offer
 }
 
-func (m *memBackend) Offers(context.Context, url.Values) ([]pricing.Offer, error) { return m.offers, nil }
-func (m *memBackend) Providers(context.Context) ([]Provider, error)             { return nil, nil }
+func (m *memBackend) Offers(context.Context, url.Values) ([]pricing.Offer, error) {
+	return m.offers, nil
+}
+func (m *memBackend) Providers(context.Context) ([]Provider, error) { return nil, nil }
 
 // benchOffers repeats the snapshot's offers, renamed, up to n.
 func benchOffers(b *testing.B, n int) []pricing.Offer {
@@ -358,5 +360,3 @@ func BenchmarkPages(b *testing.B) {
 		})
 	}
 }
-
-
