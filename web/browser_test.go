@@ -3,11 +3,8 @@ package web
 import (
 	"bytes"
 	"context"
-	"flag"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -18,8 +15,6 @@ import (
 	"github.com/pickergpu/picker/store"
 	"github.com/pickergpu/picker/web/browsertest"
 )
-
-var updateScreenshot = flag.Bool("update-screenshot", false, "copy the Ask page's screenshot to docs/web-ask.png (the README's)")
 
 // TestBrowser drives the pages in headless Chromium against the test backend: a
 // keyboard-only question, sorting, filtering and the CSV download, a history chart,
@@ -76,16 +71,7 @@ func TestBrowser(t *testing.T) {
 			top["instanceType"] != want.InstanceType || top["purchase"] != string(want.Purchase) || top["price"] != strconv.FormatFloat(want.PriceUSDHr, 'g', -1, 64) {
 			t.Errorf("top offer on the page %v, the backend's %s at %v", top, want.Key(), want.PriceUSDHr)
 		}
-		shot := br.Screenshot(t, "ask")
-		if *updateScreenshot {
-			data, err := os.ReadFile(shot)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join("..", "docs", "web-ask.png"), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		br.Screenshot(t, "ask")
 		br.CheckConsole(t, "ask")
 	})
 

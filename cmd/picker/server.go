@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/web"
 )
 
 // The daemon's HTTP API. Every /v1 endpoint runs the CLI command of the same name
@@ -53,8 +54,8 @@ var apiRoutes = []struct {
 	{"/v1/providers", (*app).providersCmd},
 }
 
-// apiHandler serves the API over a's store, which must be open (runDaemon opens it
-// before serving so that every request shares it).
+// apiHandler serves the API, and the web pages at /, over a's store, which must be
+// open (runDaemon opens it before serving so that every request shares it).
 func (a *app) apiHandler() http.Handler {
 	mux := http.NewServeMux()
 	known := map[string]bool{"/healthz": true}
@@ -63,41 +64,68 @@ func (a *app) apiHandler() http.Handler {
 		mux.Handle("GET "+r.path, a.commandHandler(r.build))
 		known[r.path] = true
 	}
+	// The web pages answer every other path, except under /v1/, which stays JSON.
+	pages := web.Handler(webBackend{a}, web.Options{Now: a.now, APIBase: "/v1", Log: a.log})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if known[r.URL.Path] {
 			w.Header().Set("Allow", "GET, HEAD")
 			writeAPIError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use GET", r.Method), "")
 			return
 		}
-		writeAPIError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see /healthz, /v1/offers, /v1/estimate, /v1/recommend, /v1/providers", r.URL.Path), "")
+		if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1" {
+			writeAPIError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see /healthz, /v1/offers, /v1/estimate, /v1/recommend, /v1/providers", r.URL.Path), "")
+			return
+		}
+		pages.ServeHTTP(w, r)
 	})
 	return a.accessLog(mux)
 }
 
-// commandHandler runs the command build returns for each request, on a copy of the
-// app that writes JSON into a buffer.
+// flagError is a request parameter that could not be set as its flag, or a required
+// flag left out; Param names the parameter ("" when none is at fault).
+type flagError struct {
+	param string
+	err   error
+}
+
+func (e flagError) Error() string { return e.err.Error() }
+func (e flagError) Unwrap() error { return e.err }
+func (e flagError) Param() string { return e.param }
+
+// runJSON runs the command build returns on a copy of the app that writes JSON into a
+// buffer, with the query parameters q set as its flags: what the API and the web pages
+// answer with. A parameter that cannot be set is a flagError, before anything runs.
+func (a *app) runJSON(ctx context.Context, build func(*app) *cobra.Command, q map[string][]string) (out []byte, fs *pflag.FlagSet, err error) {
+	var buf bytes.Buffer
+	c := *a
+	c.stdout, c.stderr = &buf, io.Discard
+	c.output, c.tty = "json", false
+	cmd := build(&c)
+	cmd.SetContext(ctx)
+	fs = cmd.Flags()
+	if name, err := setFlags(fs, q); err != nil {
+		return nil, fs, flagError{name, err}
+	}
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return nil, fs, flagError{"", err}
+	}
+	err = cmd.RunE(cmd, nil)
+	return buf.Bytes(), fs, err
+}
+
+// commandHandler answers a request with the command build returns, run by runJSON.
 func (a *app) commandHandler(build func(*app) *cobra.Command) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
-		var out bytes.Buffer
-		c := *a
-		c.stdout, c.stderr = &out, io.Discard
-		c.output, c.tty = "json", false
-		cmd := build(&c)
-		cmd.SetContext(ctx)
-		fs := cmd.Flags()
-		if name, err := setFlags(fs, r.URL.Query()); err != nil {
-			writeAPIError(w, http.StatusBadRequest, err.Error(), name)
-			return
-		}
-		if err := cmd.ValidateRequiredFlags(); err != nil {
-			writeAPIError(w, http.StatusBadRequest, err.Error(), "")
-			return
-		}
-		err := cmd.RunE(cmd, nil)
+		out, fs, err := a.runJSON(ctx, build, r.URL.Query())
 		if err == nil {
-			writeJSONBody(w, http.StatusOK, out.Bytes())
+			writeJSONBody(w, http.StatusOK, out)
+			return
+		}
+		var fe flagError
+		if errors.As(err, &fe) {
+			writeAPIError(w, http.StatusBadRequest, err.Error(), fe.param)
 			return
 		}
 		var nf noFitError
@@ -107,7 +135,7 @@ func (a *app) commandHandler(build func(*app) *cobra.Command) http.HandlerFunc {
 		case errors.As(err, &nf):
 			// Like exit 3: the body is the command's JSON (estimate, empty offers,
 			// ladder, nearest_miss) with the nearest miss as the error.
-			writeJSONBody(w, http.StatusNotFound, withError(out.Bytes(), err.Error()))
+			writeJSONBody(w, http.StatusNotFound, withError(out, err.Error()))
 			return
 		case errors.As(err, &ue):
 			status = http.StatusBadRequest

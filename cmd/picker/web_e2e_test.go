@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/pickergpu/picker/web/browsertest"
+)
+
+var updateScreenshot = flag.Bool("update-screenshot", false, "copy the Ask page's screenshot to docs/web-ask.png (the README's)")
+
+// runAt runs the CLI with the clock at now and returns its exit code and stdout.
+func runAt(t *testing.T, now time.Time, args ...string) (int, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	tty := false
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir()}
+	m := Main{Stdout: &out, Stderr: &errb, Args: args, TTY: &tty, Getenv: func(k string) string { return env[k] }, Now: func() time.Time { return now }}
+	code := m.Run(context.Background())
+	if code != 0 && code != exitNoFit {
+		t.Fatalf("picker %v: exit %d: %s", args, code, errb.String())
+	}
+	return code, out.String()
+}
+
+// TestWebEndToEnd opens the pages of a running `picker daemon` (temporary database,
+// one static provider whose price changed once) in headless Chromium and checks them
+// against the CLI: the form's top offer is `picker recommend -o json`'s, the CSV
+// download is `picker export`'s, the history chart drew `picker history`'s changes,
+// and no page logs a console error.
+func TestWebEndToEnd(t *testing.T) {
+	br := browsertest.Start(t)
+	dir := t.TempDir()
+	prices := filepath.Join(dir, "mine.toml")
+	cfgPath := filepath.Join(dir, "c.toml")
+	db := filepath.Join(dir, "picker.db")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf("[providers.static]\nfiles = [%q]\nschedule = \"@every 1h\"\n", prices)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A lab H200 box, cheap enough to be the top offer, whose price changes once; the
+	// second refresh is recent, so the daemon does not refresh at start.
+	now := time.Now().UTC().Truncate(time.Second)
+	for i, price := range []string{"0.5", "0.45"} {
+		box := "[[offers]]\nregion = \"lab\"\ninstance_type = \"box\"\ngpu_model = \"H200\"\ngpu_count = 1\nprice_usd_hr = " + price + "\n"
+		if err := os.WriteFile(prices, []byte(box), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runAt(t, now.Add(time.Duration(i-1)*24*time.Hour), "--db", db, "--config", cfgPath, "refresh")
+	}
+	base, _, stop := startDaemon(t, db, cfgPath)
+	defer stop()
+	cli := func(args ...string) string {
+		_, out := runAt(t, now, append([]string{"--db", db, "--config", cfgPath}, args...)...)
+		return out
+	}
+
+	t.Run("ask", func(t *testing.T) {
+		br.Do(t, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("ask")),
+			chromedp.SetValue(chromedp.ID("f-model"), "llama-2-7b"), chromedp.SetValue(chromedp.ID("f-task"), "lora"),
+			chromedp.SetValue(chromedp.ID("f-batch"), "4"), chromedp.Click(chromedp.ID("ask-submit")),
+			chromedp.WaitVisible(chromedp.ID("top-offers")))
+		var want recommendOutput
+		if err := json.Unmarshal([]byte(cli("recommend", "--model", "llama-2-7b", "--task", "lora", "--batch", "4", "-o", "json")), &want); err != nil {
+			t.Fatal(err)
+		}
+		rows := browsertest.Eval[[]map[string]string](t, br,
+			`[...document.querySelectorAll('#top-offers tbody tr[data-provider]')].map(r => Object.assign({}, r.dataset))`)
+		if len(rows) != len(want.Offers) || len(rows) == 0 {
+			t.Fatalf("page lists %d offers, picker recommend %d", len(rows), len(want.Offers))
+		}
+		for i, f := range want.Offers {
+			r := rows[i]
+			if r["provider"] != f.Provider || r["region"] != f.Region || r["zone"] != f.Zone || r["instanceType"] != f.InstanceType ||
+				r["purchase"] != string(f.Purchase) || r["price"] != strconv.FormatFloat(f.PriceUSDHr, 'g', -1, 64) {
+				t.Errorf("offer %d: page %v, picker recommend %s at %v", i+1, r, f.Key(), f.PriceUSDHr)
+			}
+		}
+		if top := want.Offers[0]; top.Provider != "static" {
+			t.Errorf("top offer %s; the lab H200 at $0.45 should win", top.Key())
+		}
+		cmdline := browsertest.Eval[string](t, br, "document.getElementById('cmdline').textContent")
+		if cmdline != "picker recommend --model llama-2-7b --task lora --batch 4" {
+			t.Errorf("command line %q", cmdline)
+		}
+		shot := br.Screenshot(t, "ask")
+		if *updateScreenshot {
+			data, err := os.ReadFile(shot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join("..", "..", "docs", "web-ask.png"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		br.CheckConsole(t, "ask")
+	})
+
+	t.Run("CSV is picker export", func(t *testing.T) {
+		q := url.Values{"gpu-model": {"H100,H200"}, "purchase": {"on-demand"}, "min-vram": {"80"}}
+		br.Do(t, chromedp.Navigate(base+"/offers?"+q.Encode()), chromedp.WaitVisible(chromedp.ID("csv")))
+		got := br.Download(t, "#csv")
+		want := cli("export", "--format", "csv", "--gpu-model", "H100,H200", "--purchase", "on-demand", "--min-vram", "80")
+		if string(got) != want {
+			t.Errorf("downloaded CSV (%d bytes) differs from picker export's (%d bytes)", len(got), len(want))
+		}
+		br.Screenshot(t, "compare")
+		br.CheckConsole(t, "compare")
+	})
+
+	t.Run("history", func(t *testing.T) {
+		var rows []historyRow
+		if err := json.Unmarshal([]byte(cli("history", "--provider", "static", "--instance-type", "box", "-o", "json")), &rows); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 2 {
+			t.Fatalf("picker history: %d intervals, want 2", len(rows))
+		}
+		br.Do(t, chromedp.Navigate(base+"/history?provider=static&instance-type=box&region=lab&zone="),
+			chromedp.WaitVisible(chromedp.CSS(`#chart[data-drawn] canvas`)))
+		data := browsertest.Eval[[][]*float64](t, br, `pickerCharts[0].data`)
+		for _, r := range rows {
+			found := false
+			for i, x := range data[0] {
+				if x != nil && int64(*x) == r.ValidFrom.Unix() && data[1][i] != nil && *data[1][i] == r.PriceUSDHr {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("chart lacks the change to %v at %v", r.PriceUSDHr, r.ValidFrom)
+			}
+		}
+		br.Screenshot(t, "history")
+		br.CheckConsole(t, "history")
+		br.Do(t, chromedp.Navigate(base+"/providers"), chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="static"]`)))
+		br.CheckConsole(t, "providers")
+	})
+}
