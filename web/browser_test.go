@@ -71,6 +71,10 @@ func TestBrowser(t *testing.T) {
 			top["instanceType"] != want.InstanceType || top["purchase"] != string(want.Purchase) || top["price"] != strconv.FormatFloat(want.PriceUSDHr, 'g', -1, 64) {
 			t.Errorf("top offer on the page %v, the backend's %s at %v", top, want.Key(), want.PriceUSDHr)
 		}
+		// At 1280 px the offers table fits without a horizontal scroll bar.
+		if over := browsertest.Eval[int](t, br, `(t => t.scrollWidth - t.parentElement.clientWidth)(document.getElementById('top-offers'))`); over > 0 {
+			t.Errorf("the offers table overflows its box by %d px at 1280 px", over)
+		}
 		br.Screenshot(t, "ask")
 		br.CheckConsole(t, "ask")
 	})
