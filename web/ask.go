@@ -253,6 +253,9 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 		rec, err := s.b.Recommend(ctx, params)
 		if err != nil {
 			status = statusOf(err)
+			if status == http.StatusNotFound {
+				status = http.StatusBadRequest // an unknown model is the asker's input
+			}
 			s.logFailure(r, status, err)
 			p.Error = err.Error()
 			errParam = paramOf(err)

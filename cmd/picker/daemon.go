@@ -46,7 +46,7 @@ func (a *app) daemonCmd() *cobra.Command {
 	var o daemonOptions
 	cmd := &cobra.Command{
 		Use:   "daemon",
-		Short: "Refresh prices on each provider's schedule and serve the HTTP API",
+		Short: "Refresh prices on each provider's schedule and serve the web page and the HTTP API",
 		Long: `daemon keeps prices fresh and answers questions over HTTP.
 
 Each enabled provider is refreshed on its cron schedule ([providers.NAME] schedule,
@@ -64,6 +64,9 @@ command's -o json):
   /v1/recommend     picker recommend (404 with the nearest miss when nothing fits)
   /v1/providers     picker providers
 A bad parameter is a 400 whose JSON error names it.
+
+The web page, on the same listener: / (ask), /offers (compare, CSV), /history,
+/providers; it answers with the same commands as the API.
 
 SIGINT or SIGTERM stops it gracefully: no new requests, running refreshes cancelled,
 bounded by --shutdown-timeout; a second signal exits at once.`,

@@ -6,15 +6,19 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/pickergpu/picker/web"
 	"github.com/pickergpu/picker/web/browsertest"
 )
 
@@ -151,4 +155,62 @@ func TestWebEndToEnd(t *testing.T) {
 		br.Do(t, chromedp.Navigate(base+"/providers"), chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="static"]`)))
 		br.CheckConsole(t, "providers")
 	})
+}
+
+// BenchmarkWebPages measures the daemon's pages end to end in process (handler, the
+// commands they run, templates) over the seeded snapshot, with the daemon's offer cache.
+func BenchmarkWebPages(b *testing.B) {
+	_, srv := newTestAPI(b)
+	h := srv.Config.Handler
+	for _, target := range []string{"/offers", "/offers?sort=per-gpu&per-page=100", "/?model=llama-2-7b&task=lora&batch=4", "/providers"} {
+		b.Run(target, func(b *testing.B) {
+			size := 0
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("status %d", rec.Code)
+				}
+				size = rec.Body.Len()
+			}
+			b.ReportMetric(float64(size)/1024, "KiB/page")
+		})
+	}
+}
+
+// The daemon's mux: pages at / with the CSP, JSON under /v1/, each 404 in its kind,
+// and a bad question marks the field the CLI's error names.
+func TestDaemonServesPages(t *testing.T) {
+	_, srv := newTestAPI(t)
+	for _, tt := range []struct {
+		path, contentType, want string
+		status                  int
+	}{
+		{"/", "text/html", `id="ask"`, 200},
+		{"/offers?gpu-model=H100", "text/html", `id="offers-table"`, 200},
+		{"/offers.csv?gpu-model=H100", "text/csv", "provider,region,zone,instance_type", 200},
+		{"/providers", "text/html", `data-provider="lambda"`, 200},
+		{"/?model=no-such-model", "text/html", `class="field wide invalid"`, 400},
+		{"/?model=llama-2-7b&batch=zero", "text/html", `name="batch" value="zero" type="number" min="0" step="1" placeholder="1" aria-invalid="true"`, 400},
+		{"/offers?min-vram=-1", "text/html", `aria-invalid="true"`, 400},
+		{"/nope", "text/html", "There is no page /nope", 404},
+		{"/v1/nope", "application/json", `"error": "no endpoint /v1/nope`, 404},
+		{"/healthz", "application/json", `"status": "ok"`, 200},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			resp, err := http.Get(srv.URL + tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body bytes.Buffer
+			body.ReadFrom(resp.Body)
+			if resp.StatusCode != tt.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), tt.contentType) || !strings.Contains(body.String(), tt.want) {
+				t.Errorf("status %d, type %q, want %d %s containing %q:\n%.1500s", resp.StatusCode, resp.Header.Get("Content-Type"), tt.status, tt.contentType, tt.want, body.String())
+			}
+			if tt.contentType == "text/html" && resp.Header.Get("Content-Security-Policy") != web.ContentSecurityPolicy {
+				t.Errorf("no CSP on a page")
+			}
+		})
+	}
 }
