@@ -57,10 +57,15 @@ func TestWebEndToEnd(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	for i, price := range []string{"0.5", "0.45"} {
 		box := "[[offers]]\nregion = \"lab\"\ninstance_type = \"box\"\ngpu_model = \"H200\"\ngpu_count = 1\nprice_usd_hr = " + price + "\n"
+		at := now.Add(time.Duration(i-1) * 24 * time.Hour)
 		if err := os.WriteFile(prices, []byte(box), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		runAt(t, now.Add(time.Duration(i-1)*24*time.Hour), "--db", db, "--config", cfgPath, "refresh")
+		// A price file's offers are observed at its modification time.
+		if err := os.Chtimes(prices, at, at); err != nil {
+			t.Fatal(err)
+		}
+		runAt(t, at, "--db", db, "--config", cfgPath, "refresh")
 	}
 	base, _, stop := startDaemon(t, db, cfgPath)
 	defer stop()
