@@ -158,6 +158,10 @@ func TestWebEndToEnd(t *testing.T) {
 		br.Screenshot(t, "history")
 		br.CheckConsole(t, "history")
 		br.Do(t, chromedp.Navigate(base+"/providers"), chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="static"]`)))
+		if over := browsertest.Eval[int](t, br, `(t => t.scrollWidth - t.parentElement.clientWidth)(document.getElementById('providers-table'))`); over > 0 {
+			t.Errorf("the providers table overflows its box by %d px at 1280 px", over)
+		}
+		br.Screenshot(t, "providers")
 		br.CheckConsole(t, "providers")
 	})
 }

@@ -45,6 +45,8 @@
         height: 320,
         series: series,
         scales: { x: { time: true } },
+        // The tables below say UTC; so does the time axis.
+        tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'); },
         axes: [{}, { label: d.unit, size: 70, values: function (u, vals) { return vals.map(tick); } }]
       }, data, el);
       var drawn = 0;
