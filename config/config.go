@@ -1,6 +1,10 @@
 // Package config loads picker's TOML config (config.example.toml documents every key)
 // strictly: an unknown key, a bad cron spec or a bad duration is an error naming the
 // file, line and key.
+//
+// The [providers.*] sections come from the one adapter list, providers/registry: each
+// descriptor's Config type decodes its section, so adding an adapter adds its section
+// here with no edit. Only cmd/picker imports this package.
 package config
 
 import (
@@ -9,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -17,12 +22,7 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
-	"github.com/pickergpu/picker/providers/aws"
-	"github.com/pickergpu/picker/providers/azure"
-	"github.com/pickergpu/picker/providers/gcp"
-	"github.com/pickergpu/picker/providers/lambda"
-	"github.com/pickergpu/picker/providers/runpod"
-	"github.com/pickergpu/picker/providers/static"
+	"github.com/pickergpu/picker/providers/registry"
 )
 
 // Defaults that apply when the file (or a key) is absent.
@@ -40,7 +40,8 @@ type Config struct {
 	Refresh   Refresh   `toml:"refresh"`
 	Daemon    Daemon    `toml:"daemon"`
 	Recommend Recommend `toml:"recommend"`
-	Providers Providers `toml:"providers"`
+	// Providers is decoded from [providers.*] by Parse (see fileType).
+	Providers Providers `toml:"-"`
 
 	// Path is the file the config came from ("" for built-in defaults).
 	Path string `toml:"-"`
@@ -73,45 +74,70 @@ type Recommend struct {
 	StaleAfter providers.Duration `toml:"stale_after"`
 }
 
-// Providers is [providers.*]: one typed section per adapter, so strict decoding catches
-// a key that belongs to another provider.
-type Providers struct {
-	AWS    aws.Config    `toml:"aws"`
-	Azure  azure.Config  `toml:"azure"`
-	GCP    gcp.Config    `toml:"gcp"`
-	Lambda lambda.Config `toml:"lambda"`
-	RunPod runpod.Config `toml:"runpod"`
-	Static static.Config `toml:"static"`
-}
+// Providers holds each adapter's decoded [providers.NAME] section by adapter name:
+// the adapter's own Config type (a value), in the form its descriptor's New accepts.
+// Every adapter in the registry has an entry, zero when the file has no section.
+type Providers map[string]providers.Section
 
-// Sections returns each provider's decoded config section keyed by provider name, in
-// the form its descriptor's New accepts.
+// Sections returns the sections in the form a descriptor's New accepts.
 func (p Providers) Sections() map[string]any {
-	return map[string]any{
-		"aws":    p.AWS,
-		"azure":  p.Azure,
-		"gcp":    p.GCP,
-		"lambda": p.Lambda,
-		"runpod": p.RunPod,
-		"static": p.Static,
+	out := make(map[string]any, len(p))
+	for name, s := range p {
+		out[name] = s
 	}
+	return out
 }
 
 // Commons returns each provider's shared keys.
 func (p Providers) Commons() map[string]providers.Common {
-	return map[string]providers.Common{
-		"aws":    p.AWS.Common,
-		"azure":  p.Azure.Common,
-		"gcp":    p.GCP.Common,
-		"lambda": p.Lambda.Common,
-		"runpod": p.RunPod.Common,
-		"static": p.Static.Common,
+	out := make(map[string]providers.Common, len(p))
+	for name, s := range p {
+		out[name] = s.Shared()
+	}
+	return out
+}
+
+// fileType is the struct the file decodes into: Config's own tables plus a [providers]
+// table with one field per registry descriptor, typed by the descriptor's Config, so
+// strict decoding catches a key that belongs to another provider and reports its line.
+var fileType = func() reflect.Type {
+	var pfields []reflect.StructField
+	for i, d := range registry.All() {
+		pfields = append(pfields, reflect.StructField{
+			Name: fmt.Sprintf("P%d", i), // exported, so the decoder fills it
+			Type: reflect.TypeOf(d.Config),
+			Tag:  reflect.StructTag(fmt.Sprintf(`toml:%q`, d.Name)),
+		})
+	}
+	ct := reflect.TypeFor[Config]()
+	var fields []reflect.StructField
+	for i := range ct.NumField() {
+		if f := ct.Field(i); f.Tag.Get("toml") != "-" {
+			fields = append(fields, f)
+		}
+	}
+	return reflect.StructOf(append(fields, reflect.StructField{
+		Name: "Providers", Type: reflect.StructOf(pfields), Tag: `toml:"providers"`,
+	}))
+}()
+
+// fromFile copies a decoded fileType value into c.
+func (c *Config) fromFile(v reflect.Value) {
+	cv := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() - 1 {
+		cv.FieldByName(v.Type().Field(i).Name).Set(v.Field(i))
+	}
+	pv := v.FieldByName("Providers")
+	c.Providers = Providers{}
+	for i, d := range registry.All() {
+		c.Providers[d.Name] = pv.Field(i).Interface().(providers.Section)
 	}
 }
 
 // Default returns the built-in configuration.
 func Default() *Config {
 	c := &Config{}
+	c.fromFile(reflect.New(fileType).Elem())
 	c.applyDefaults()
 	return c
 }
@@ -163,12 +189,14 @@ func Load(path string) (*Config, error) {
 
 // Parse decodes a config file's bytes; path is used in messages only.
 func Parse(b []byte, path string) (*Config, error) {
-	c := &Config{Path: path}
+	file := reflect.New(fileType)
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(c); err != nil {
-		return nil, pricing.Errorf(pricing.Invalid, "config: %s", static.TOMLErrorString(path, err))
+	if err := dec.Decode(file.Interface()); err != nil {
+		return nil, pricing.Errorf(pricing.Invalid, "config: %s", providers.TOMLErrorString(path, err))
 	}
+	c := &Config{Path: path}
+	c.fromFile(file.Elem())
 	c.applyDefaults()
 	if err := c.validate(b); err != nil {
 		return nil, err
@@ -210,28 +238,25 @@ func lineOf(src []byte, value string) int {
 
 // Schedule returns the cron spec of a provider: its own, else [refresh] schedule.
 func (c *Config) Schedule(provider string) string {
-	if cm, ok := c.Providers.Commons()[provider]; ok && cm.Schedule != "" {
-		return cm.Schedule
+	if s, ok := c.Providers[provider]; ok && s.Shared().Schedule != "" {
+		return s.Shared().Schedule
 	}
 	return c.Refresh.Schedule
 }
 
 // Timeout returns a provider's refresh timeout: its own, else [refresh] timeout.
 func (c *Config) Timeout(provider string) time.Duration {
-	if cm, ok := c.Providers.Commons()[provider]; ok && cm.Timeout.Duration > 0 {
-		return cm.Timeout.Duration
+	if s, ok := c.Providers[provider]; ok && s.Shared().Timeout.Duration > 0 {
+		return s.Shared().Timeout.Duration
 	}
 	return c.Refresh.Timeout.Duration
 }
 
-// Enabled reports whether a provider is enabled. Providers are off unless enabled,
-// except static, which is on when it has files (listing files is the intent).
+// Enabled reports whether a provider is enabled: its enabled key, else the adapter's
+// default (off, except static when it lists files: listing files is the intent).
 func (c *Config) Enabled(provider string) bool {
-	if provider == static.Name {
-		return c.Providers.Static.IsEnabled(len(c.Providers.Static.Files) > 0)
-	}
-	cm, ok := c.Providers.Commons()[provider]
-	return ok && cm.IsEnabled(false)
+	s, ok := c.Providers[provider]
+	return ok && s.Shared().IsEnabled(s.DefaultEnabled())
 }
 
 // DBPath resolves the database path: flag/env value, else [store] path, else

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +114,29 @@ func TestDefaultsAndResolution(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.toml")); err == nil || !strings.Contains(err.Error(), "missing.toml") {
 		t.Errorf("Load(missing explicit file) = %v; want an error naming it", err)
+	}
+}
+
+// TestSectionsComeFromTheRegistry: every adapter's section decodes into the adapter's
+// own Config type (the descriptor's), which its New accepts.
+func TestSectionsComeFromTheRegistry(t *testing.T) {
+	c, err := Parse([]byte("[providers.aws]\nregions = [\"us-east-1\"]\ntimeout = \"2m\"\n"), "c.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Providers.Commons()["aws"].Regions; len(got) != 1 || got[0] != "us-east-1" {
+		t.Errorf("aws regions = %v", got)
+	}
+	if got := c.Timeout("aws"); got != 2*time.Minute {
+		t.Errorf("aws timeout = %v, want 2m", got)
+	}
+	for _, d := range registry.All() {
+		sec := c.Providers.Sections()[d.Name]
+		if reflect.TypeOf(sec) != reflect.TypeOf(d.Config) {
+			t.Errorf("%s: section has type %T, want %T", d.Name, sec, d.Config)
+		}
+		if _, err := d.New(sec); err != nil && pricing.ErrorCode(err) == pricing.Internal {
+			t.Errorf("%s: New refuses its own section: %v", d.Name, err)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // GPU names are the trap every price collector falls into: clouds report "NVIDIA",
@@ -185,69 +184,16 @@ func formSuffix(h hints) string {
 	return ""
 }
 
-// azureFamilies maps an Azure N-series size family (the size name without "Standard_"
-// and without its vCPU count, e.g. Standard_NC24ads_A100_v4 -> NCads_A100_v4) to its GPU.
-// Source: Microsoft Learn N-series size tables (NC, ND, NV families), as used for the
-// embedded snapshot; the Azure adapter holds the per-size vCPU/RAM/GPU-count table.
-var azureFamilies = map[string]string{
-	"NCadis_H100_v5":            "H100-NVL",
-	"NCads_H100_v5":             "H100-NVL",
-	"NCads_A100_v4":             "A100-80GB",
-	"NCas_T4_v3":                "T4",
-	"NCds_xl_RTXPRO6000BSE_v6":  "RTXPRO6000",
-	"NClds_xl_RTXPRO6000BSE_v6": "RTXPRO6000",
-	"NCrs_v3":                   "V100",
-	"NCs_v3":                    "V100",
-	"NDamsr_A100_v4":            "A100-80GB",
-	"NDasr_v4":                  "A100",
-	"NDisr_H100_v5":             "H100",
-	"NDisr_H200_v5":             "H200",
-	"NDisr_MI300X_v5":           "MI300X",
-	"NDrs_v2":                   "V100-32GB",
-	"NVadms_A10_v5":             "A10",
-	"NVads_A10_v5":              "A10",
-	"NVs_v3":                    "M60",
-}
-
-var azureSizeRe = regexp.MustCompile(`^(?:Standard_)?([A-Z]+)\d+(?:-\d+)?(.*)$`)
-
-// AzureSizeFamily strips "Standard_" and the vCPU count from an Azure size name.
-func AzureSizeFamily(size string) string {
-	m := azureSizeRe.FindStringSubmatch(size)
-	if m == nil {
-		return size
-	}
-	return m[1] + m[2]
-}
-
-// NormalizeAzureSize returns the canonical GPU of an Azure VM size, ok=false when the
-// size's family is not a known GPU family.
-func NormalizeAzureSize(size string) (string, bool) {
-	m, ok := azureFamilies[AzureSizeFamily(size)]
-	return m, ok
-}
-
-var (
-	unknownMu sync.Mutex
-	unknown   = map[string]int{}
-)
-
-// NoteUnknownGPU records a name NormalizeGPU could not map, so `picker providers` and
-// refresh logs can report it. Callers keep the offer with its raw name.
-func NoteUnknownGPU(name string) {
-	unknownMu.Lock()
-	unknown[name]++
-	unknownMu.Unlock()
-}
-
-// UnknownGPUs returns the names noted so far, sorted.
-func UnknownGPUs() []string {
-	unknownMu.Lock()
-	defer unknownMu.Unlock()
-	out := make([]string, 0, len(unknown))
-	for n := range unknown {
-		out = append(out, n)
+// UnknownGPUs returns the GPU names of offers that are not in the GPU catalog, sorted
+// and without repeats: the names a parser or adapter kept raw, for the caller to warn
+// about. It is a function of the offers, not a process-wide record.
+func UnknownGPUs(offers []Offer) []string {
+	var out []string
+	for _, o := range offers {
+		if _, ok := LookupGPU(o.GPUModel); !ok {
+			out = append(out, o.GPUModel)
+		}
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }

@@ -30,10 +30,10 @@ var requiredOffersCSVColumns = []string{"provider", "instance_type", "gpu_model"
 // rather than ignored, because a misspelt price column would otherwise silently drop
 // every price. Each row yields an on-demand offer and, when price_spot_usd_hr is set, a
 // spot offer. An empty price means "not offered", never "free"; a row needs at least one
-// price. GPU names go through NormalizeGPU; an unknown name is kept raw and noted with
-// NoteUnknownGPU, never guessed or dropped. ObservedAt is source_date at UTC midnight,
+// price. GPU names go through NormalizeGPU; an unknown name is kept raw, never guessed
+// or dropped (UnknownGPUs lists them). ObservedAt is source_date at UTC midnight,
 // or defaultObserved when the cell is empty or the column absent. Currency is USD. Source
-// is left empty for the caller to set ("snapshot", "file").
+// is left empty for the caller to set (SourceSnapshot, SourceFile).
 //
 // Every error is a pricing Invalid error naming the file, the line and the column.
 func ParseOffersCSV(r io.Reader, name string, defaultObserved time.Time) ([]Offer, error) {
@@ -112,11 +112,7 @@ func ParseOffersCSV(r io.Reader, name string, defaultObserved time.Time) ([]Offe
 		if raw == "" {
 			return nil, row.errorf("gpu_model", "is empty")
 		}
-		model, known := NormalizeGPU(raw, o.GPUMemGiB)
-		if !known {
-			NoteUnknownGPU(raw)
-		}
-		o.GPUModel = model
+		o.GPUModel, _ = NormalizeGPU(raw, o.GPUMemGiB)
 		if d := row.text("source_date"); d != "" {
 			t, perr := time.Parse(time.DateOnly, d)
 			if perr != nil {

@@ -1,9 +1,13 @@
 // Package providers defines what a price source is (the Provider interface), how each
-// adapter describes itself and its config (Descriptor), the config fields every provider
-// section shares (Common), and the conformance suite every adapter's tests run.
+// adapter describes itself and its config (Descriptor, whose Config type the config
+// package decodes), the config fields every provider section shares (Common), the one
+// validate-and-dedupe step every adapter's offers pass (Finalize), and the TOML error
+// format every file picker reads shares (TOMLErrorString).
 //
 // Adapters live in sub-packages (aws, gcp, azure, lambda, runpod, static). Each imports
-// only this package, pricing and its own SDK: never the store, never another adapter.
+// only this package, pricing, providers/httpx (the shared HTTP retry policy) and its own
+// SDK: never the store, never another adapter. providers/registry lists them;
+// providers/providertest is their shared conformance suite and fake-server kit.
 package providers
 
 import (
@@ -25,8 +29,10 @@ import (
 //     Snapshot.Failed and left out of Snapshot.Regions, so the store keeps that region's
 //     last good prices.
 //   - An empty result is an error: "no prices found" is a failure, never an empty catalog.
-//   - Every offer passes pricing.Offer.Validate, has Source "api" (or "file"), a
-//     canonical GPU model where the name is known, and no two offers share a Key.
+//   - Every offer passes pricing.Offer.Validate, has Source pricing.SourceAPI (or
+//     SourceFile), a canonical GPU model where the name is known, and no two offers
+//     share a Key: every adapter passes its offers through Finalize, the one
+//     validate-and-dedupe step.
 type Provider interface {
 	Fetch(ctx context.Context) (*Snapshot, error)
 }
@@ -64,17 +70,29 @@ func (c Common) IsEnabled(def bool) bool {
 	return *c.Enabled
 }
 
+// Shared returns the shared keys; through embedding, every adapter's Config has it,
+// which is how the config package reads them without knowing the adapter.
+func (c Common) Shared() Common { return c }
+
+// DefaultEnabled is whether a section without an enabled key is enabled: no, unless
+// the adapter's Config says otherwise (static: when it lists files).
+func (Common) DefaultEnabled() bool { return false }
+
+// Section is an adapter's decoded config section: its own Config type, which embeds
+// Common (and so has these methods).
+type Section interface {
+	Shared() Common
+	DefaultEnabled() bool
+}
+
 // Option documents one config key of a provider: the descriptor list drives
-// `picker providers`, config validation, secret redaction and the test that
-// config.example.toml mentions every option.
+// `picker providers`, the config's [providers.*] sections and the test that
+// config.example.toml mentions every option. No key holds a secret: credentials are
+// read from environment variables the keys name (api_key_env), so nothing is redacted.
 type Option struct {
 	Key     string
 	Help    string
 	Default string
-	// Secret marks keys whose values must never be printed. picker's keys name
-	// environment variables rather than hold secrets, but the flag keeps redaction
-	// honest if one ever does.
-	Secret bool
 }
 
 // CommonOptions are the options of Common, shared by every descriptor.
@@ -93,6 +111,9 @@ type Descriptor struct {
 	Description string
 	// Options are the provider-specific keys, in addition to CommonOptions.
 	Options []Option
+	// Config is the zero value of the adapter's Config type: the config package decodes
+	// [providers.NAME] into a value of this type, strictly, and hands it to New.
+	Config Section
 	// New builds the provider from its config section, which is the adapter's own
 	// Config type (a value, not a pointer); a wrong type is a programming error.
 	New func(cfg any) (Provider, error)

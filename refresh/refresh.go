@@ -1,6 +1,9 @@
 // Package refresh runs provider adapters and hands their offers to the store: one
 // provider's result is one store transaction, a failure records a failed run and keeps
-// the last good prices. `picker refresh` and the daemon's cron jobs both go through Run.
+// the last good prices. `picker refresh` and the daemon's cron jobs both go through Run;
+// seeding an empty database from the embedded snapshot (EnsureSeeded with Snapshot)
+// goes through the same prepare step, so the first run's prices land as a refresh would
+// write them.
 package refresh
 
 import (
@@ -10,6 +13,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/store"
@@ -73,23 +78,15 @@ func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
 		defer cancel()
 	}
 	snap, err := job.Provider.Fetch(ctx)
-	if err == nil && (snap == nil || len(snap.Offers) == 0) {
-		err = fmt.Errorf("%s: no offers returned (an empty result is a failure)", job.Name)
-	}
+	in, err := prepare(job.Name, snap, err, &res)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", err, ctx.Err())
 		}
 		return fail(err)
 	}
-	for part, ferr := range snap.Failed {
-		if res.Failed == nil {
-			res.Failed = map[string]string{}
-		}
-		res.Failed[part] = ferr.Error()
-	}
-	res.Warnings = snap.Warnings
-	wr, err := st.WriteSnapshot(ctx, job.Name, store.WriteInput{Offers: snap.Offers, Regions: snap.Regions, Started: started, Finished: now().UTC()})
+	in.Started, in.Finished = started, now().UTC()
+	wr, err := st.WriteSnapshot(ctx, job.Name, in)
 	if err != nil {
 		return fail(fmt.Errorf("%s: store: %w", job.Name, err))
 	}
@@ -100,40 +97,55 @@ func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
 	return res
 }
 
+// prepare checks one provider's fetch and turns it into the store write that records
+// it, noting failed parts and warnings in res. A refresh and the first-run seed both
+// go through it, so the snapshot lands in the store exactly as a fetch would.
+func prepare(name string, snap *providers.Snapshot, err error, res *Result) (store.WriteInput, error) {
+	if err == nil && (snap == nil || len(snap.Offers) == 0) {
+		err = fmt.Errorf("%s: no offers returned (an empty result is a failure)", name)
+	}
+	if err != nil {
+		return store.WriteInput{}, err
+	}
+	for part, ferr := range snap.Failed {
+		if res.Failed == nil {
+			res.Failed = map[string]string{}
+		}
+		res.Failed[part] = ferr.Error()
+	}
+	res.Warnings = snap.Warnings
+	return store.WriteInput{Offers: snap.Offers, Regions: snap.Regions}, nil
+}
+
 // RunAll refreshes jobs concurrently, at most parallel at a time, calling onDone (if
 // set) as each finishes. Results come back sorted by provider name.
 func RunAll(ctx context.Context, st Store, jobs []Job, parallel int, now func() time.Time, onDone func(Result)) []Result {
 	if parallel <= 0 {
 		parallel = 1
 	}
-	sem := make(chan struct{}, parallel)
 	var mu sync.Mutex
-	var wg sync.WaitGroup
 	results := make([]Result, 0, len(jobs))
+	var g errgroup.Group
+	g.SetLimit(parallel)
 	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				r := Result{Provider: j.Name, Err: ctx.Err(), Error: ctx.Err().Error()}
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
 				mu.Lock()
-				results = append(results, r)
-				mu.Unlock()
-				return
+				defer mu.Unlock()
+				results = append(results, Result{Provider: j.Name, Err: err, Error: err.Error()})
+				return nil
 			}
 			r := Run(ctx, st, j, now)
-			<-sem
 			mu.Lock()
+			defer mu.Unlock()
 			results = append(results, r)
 			if onDone != nil {
 				onDone(r)
 			}
-			mu.Unlock()
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // jobs report failures in their Result, never as a group error
 	sort.Slice(results, func(i, k int) bool { return results[i].Provider < results[k].Provider })
 	return results
 }

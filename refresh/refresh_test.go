@@ -52,7 +52,7 @@ func offers(n int) []pricing.Offer {
 	out := make([]pricing.Offer, n)
 	for i := range out {
 		out[i] = pricing.Offer{Provider: "p", Region: "r", InstanceType: string(rune('a' + i)), GPUModel: "H100", GPUCount: 1, GPUMemGiB: 80,
-			Purchase: pricing.OnDemand, PriceUSDHr: 1, Currency: "USD", Source: "api"}
+			Purchase: pricing.OnDemand, PriceUSDHr: 1, Currency: "USD", Source: pricing.SourceAPI}
 	}
 	return out
 }

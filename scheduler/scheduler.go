@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"golang.org/x/sync/semaphore"
 )
 
 // Task is a job run on a cron schedule.
@@ -53,7 +54,11 @@ type Scheduler struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	log    *slog.Logger
-	slots  chan struct{}
+	// slots bounds how many Limited tasks run at once. Tasks are started by cron, one
+	// goroutine per firing, and must give up waiting when the scheduler stops, so this
+	// is x/sync's context-aware semaphore rather than an errgroup (whose Go cannot be
+	// abandoned while it waits for a slot).
+	slots *semaphore.Weighted
 
 	mu      sync.Mutex
 	started bool
@@ -69,7 +74,7 @@ func New(ctx context.Context, opts Options) *Scheduler {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Scheduler{ctx: ctx, cancel: cancel, log: log}
 	if opts.Parallel > 0 {
-		s.slots = make(chan struct{}, opts.Parallel)
+		s.slots = semaphore.NewWeighted(int64(opts.Parallel))
 	}
 	// The chain is Recover(SkipIfStillRunning(job)); SkipIfStillRunning is applied
 	// per task in Add (same order, same behaviour) so that its "skip" message names
@@ -148,12 +153,10 @@ func (s *Scheduler) run(t Task) {
 		return
 	}
 	if t.Limited && s.slots != nil {
-		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
-		case <-s.ctx.Done():
-			return
+		if s.slots.Acquire(s.ctx, 1) != nil {
+			return // stopped while waiting for a slot
 		}
+		defer s.slots.Release(1)
 	}
 	ctx := s.ctx
 	if t.Timeout > 0 {

@@ -279,7 +279,7 @@ type ProviderStatus struct {
 	Offers         int       `json:"offers"`
 	OldestObserved time.Time `json:"oldest_observed,omitzero"`
 	NewestObserved time.Time `json:"newest_observed,omitzero"`
-	// Sources of the current offers ("snapshot", "api", "file"), sorted.
+	// Sources of the current offers (pricing.SourceSnapshot, SourceAPI, SourceFile), sorted.
 	Sources []string `json:"sources"`
 }
 
@@ -381,7 +381,7 @@ func isEmpty(ctx context.Context, q querier) (bool, error) {
 }
 
 // Empty reports whether the database holds no offers and no refresh runs: a fresh
-// database that the embedded catalog should seed.
+// database that the embedded snapshot should seed.
 func (s *Store) Empty(ctx context.Context) (bool, error) {
 	e, err := isEmpty(ctx, s.db)
 	if err != nil {

@@ -31,7 +31,7 @@ func openTest(t testing.TB) *Store {
 func mk(provider, region, typ string, purchase pricing.Purchase, price float64) pricing.Offer {
 	return pricing.Offer{
 		Provider: provider, Region: region, InstanceType: typ, Purchase: purchase, PriceUSDHr: price,
-		GPUModel: "A100", GPUCount: 8, GPUMemGiB: 40, VCPUs: 96, RAMGiB: 1152, Currency: "USD", Source: "api",
+		GPUModel: "A100", GPUCount: 8, GPUMemGiB: 40, VCPUs: 96, RAMGiB: 1152, Currency: "USD", Source: pricing.SourceAPI,
 	}
 }
 
@@ -125,7 +125,7 @@ func TestIntervalLifecycle(t *testing.T) {
 	equal(t, "price rows after rewrite", counts(t, s).Prices, 4)
 	got, _ := s.Offers(ctx, Query{Providers: []string{"aws"}, Limit: 1})
 	equal(t, "observed = last seen", got[0].ObservedAt, at(1))
-	equal(t, "source", got[0].Source, "api")
+	equal(t, "source", got[0].Source, pricing.SourceAPI)
 
 	// 3. A's price changes: old interval closed, new opened at the same instant.
 	a2 := a
@@ -291,7 +291,7 @@ func TestOffersFilters(t *testing.T) {
 	s := openTest(t)
 	o := func(p, region, typ, model string, count, mem, price float64, purchase pricing.Purchase) pricing.Offer {
 		return pricing.Offer{Provider: p, Region: region, InstanceType: typ, GPUModel: model, GPUCount: count, GPUMemGiB: mem,
-			Purchase: purchase, PriceUSDHr: price, Currency: "USD", Source: "snapshot", ObservedAt: t0}
+			Purchase: purchase, PriceUSDHr: price, Currency: "USD", Source: pricing.SourceSnapshot, ObservedAt: t0}
 	}
 	byProvider := map[string][]pricing.Offer{
 		"aws": {
@@ -390,7 +390,7 @@ func TestProvidersStatus(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
 	snap := mk("lambda", "us-east-1", "gpu_1x_a100", pricing.OnDemand, 1.3)
-	snap.Source, snap.ObservedAt = "snapshot", at(0)
+	snap.Source, snap.ObservedAt = pricing.SourceSnapshot, at(0)
 	api := mk("lambda", "us-west-1", "gpu_1x_a100", pricing.OnDemand, 1.2)
 	api.ObservedAt = at(5)
 	if _, err := s.WriteSnapshot(ctx, "lambda", WriteInput{Offers: []pricing.Offer{snap, api}, Started: at(4), Finished: at(5)}); err != nil {

@@ -73,7 +73,7 @@ func (s *Store) WriteSnapshot(ctx context.Context, provider string, snap WriteIn
 }
 
 // WriteSnapshots writes several providers' refreshes in ONE transaction, each as
-// WriteSnapshot would: all land or none does. Seeding the embedded catalog uses it so
+// WriteSnapshot would: all land or none does. Seeding the embedded snapshot (refresh.EnsureSeeded) uses it so
 // that a crash during the first run cannot leave a half-seeded database that looks
 // seeded.
 func (s *Store) WriteSnapshots(ctx context.Context, writes []ProviderWrite) ([]WriteResult, error) {

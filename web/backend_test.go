@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pickergpu/picker/catalog"
 	"github.com/pickergpu/picker/fit"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/refresh"
 	"github.com/pickergpu/picker/store"
 )
 
@@ -37,7 +37,7 @@ func newTestBackend(t testing.TB) *testBackend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := catalog.Seed(ctx, st); err != nil {
+	if _, err := refresh.EnsureSeeded(ctx, st, refresh.Snapshot); err != nil {
 		t.Fatal(err)
 	}
 	b := &testBackend{st: st, now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}

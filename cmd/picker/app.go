@@ -14,9 +14,10 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"github.com/pickergpu/picker/catalog"
 	"github.com/pickergpu/picker/config"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/refresh"
+	"github.com/pickergpu/picker/snapshot"
 	"github.com/pickergpu/picker/store"
 )
 
@@ -210,13 +211,13 @@ func (a *app) store(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := catalog.EnsureSeeded(ctx, st)
+	res, err := refresh.EnsureSeeded(ctx, st, refresh.Snapshot)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("seed %s: %w", path, err)
 	}
 	if res.Offers > 0 {
-		a.log.Info("created price database from the embedded snapshot", "path", path, "offers", res.Offers, "snapshot", catalog.SnapshotDate().Format("2006-01-02"))
+		a.log.Info("created price database from the embedded snapshot", "path", path, "offers", res.Offers, "snapshot", snapshot.Date().Format("2006-01-02"))
 	}
 	a.st = st
 	return st, nil

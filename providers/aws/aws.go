@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -31,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
@@ -60,22 +60,27 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "pricing_region", Help: "region of the Price List Query API endpoint: us-east-1, ap-south-1 or eu-central-1", Default: "us-east-1"},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
-// Option adjusts a Provider; tests use them to inject the clock, the HTTP client,
-// credentials and a fast retry backoff.
+// Option adjusts a Provider; tests use them to inject the clock, the HTTP client and a
+// fast retry backoff.
 type Option func(*options)
 
 type options struct {
 	now         func() time.Time
 	httpClient  *http.Client
-	creds       awssdk.CredentialsProvider
 	maxAttempts int
 	maxBackoff  time.Duration
-	concurrency int
-	pageSize    int32
 }
+
+const (
+	// concurrency bounds how many regions are fetched at once.
+	concurrency = 4
+	// pageSize is GetProducts' MaxResults: the API's maximum, 100.
+	pageSize = 100
+)
 
 // WithClock sets the clock that stamps ObservedAt and the spot history's StartTime.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
@@ -83,22 +88,11 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // WithHTTPClient sets the HTTP client of every AWS call.
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
 
-// WithCredentials replaces the default credential chain (tests use static credentials).
-func WithCredentials(p awssdk.CredentialsProvider) Option {
-	return func(o *options) { o.creds = p }
-}
-
 // WithRetry sets the SDK retryer's attempts per call (first try included) and its
 // maximum backoff between attempts.
 func WithRetry(maxAttempts int, maxBackoff time.Duration) Option {
 	return func(o *options) { o.maxAttempts, o.maxBackoff = maxAttempts, maxBackoff }
 }
-
-// WithConcurrency bounds how many regions are fetched at once (default 4).
-func WithConcurrency(n int) Option { return func(o *options) { o.concurrency = n } }
-
-// WithPageSize sets GetProducts' MaxResults (1-100, default 100).
-func WithPageSize(n int32) Option { return func(o *options) { o.pageSize = n } }
 
 // Provider fetches AWS GPU offers. It is safe for concurrent use.
 type Provider struct {
@@ -110,7 +104,7 @@ type Provider struct {
 // New validates cfg and returns the provider. It reads no credentials: the standard
 // chain is resolved on each Fetch.
 func New(cfg Config, opts ...Option) (*Provider, error) {
-	o := options{now: time.Now, maxAttempts: 5, maxBackoff: 20 * time.Second, concurrency: 4, pageSize: 100}
+	o := options{now: time.Now, maxAttempts: 5, maxBackoff: 20 * time.Second}
 	for _, fn := range opts {
 		fn(&o)
 	}
@@ -139,12 +133,6 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 	}
 	if o.maxAttempts < 1 {
 		o.maxAttempts = 1
-	}
-	if o.concurrency < 1 {
-		o.concurrency = 1
-	}
-	if o.pageSize < 1 || o.pageSize > 100 {
-		o.pageSize = 100
 	}
 	return &Provider{cfg: cfg, regions: rs, opts: o}, nil
 }
@@ -182,9 +170,6 @@ func (p *Provider) loadConfig(ctx context.Context) (awssdk.Config, error) {
 	if p.opts.httpClient != nil {
 		lo = append(lo, config.WithHTTPClient(p.opts.httpClient))
 	}
-	if p.opts.creds != nil {
-		lo = append(lo, config.WithCredentialsProvider(p.opts.creds))
-	}
 	if p.cfg.Endpoint != "" {
 		lo = append(lo, config.WithBaseEndpoint(p.cfg.Endpoint))
 	}
@@ -214,24 +199,20 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	pc := awspricing.NewFromConfig(awsCfg)
 
 	results := make([]regionResult, len(p.regions))
-	sem := make(chan struct{}, p.opts.concurrency)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(concurrency)
 	for i, region := range p.regions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i] = regionResult{region: region, err: ctx.Err()}
-				return
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
+				results[i] = regionResult{region: region, err: err}
+				return nil
 			}
-			defer func() { <-sem }()
 			ec := ec2.NewFromConfig(awsCfg, func(o *ec2.Options) { o.Region = region })
 			results[i] = p.fetchRegion(ctx, pc, ec, region, now)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // a region's failure is in its result, never a group error
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("aws: %w", err)
 	}
@@ -249,7 +230,7 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 	res.warn = append(res.warn, warn...)
 
 	ing := newIngester(region, facts, now)
-	if err := getProducts(ctx, pc, region, p.opts.pageSize, ing.add); err != nil {
+	if err := getProducts(ctx, pc, region, pageSize, ing.add); err != nil {
 		res.err = fmt.Errorf("get products: %w", err)
 		return res
 	}
@@ -331,15 +312,8 @@ func (p *Provider) assemble(results []regionResult, now time.Time) (*providers.S
 		if !ok[region] {
 			continue
 		}
-		offers := perRegion[region]
-		var valid []pricing.Offer
-		for _, o := range offers {
-			if err := o.Validate(); err != nil {
-				snap.Warnings = append(snap.Warnings, fmt.Sprintf("aws: skipped: %v", err))
-				continue
-			}
-			valid = append(valid, o)
-		}
+		valid, warn := providers.Finalize(Name, perRegion[region])
+		snap.Warnings = append(snap.Warnings, warn...)
 		if len(valid) == 0 {
 			snap.Failed[region] = pricing.Errorf(pricing.Unavailable, "aws: %s: no GPU prices found", region)
 			continue

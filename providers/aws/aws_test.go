@@ -99,7 +99,7 @@ func TestFetchEndToEnd(t *testing.T) {
 				w.typ, w.purchase, o.PriceUSDHr, o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB,
 				w.price, w.model, w.count, w.mem, w.vcpus, w.ram)
 		}
-		if o.Provider != "aws" || o.Currency != "USD" || o.Source != "api" || !o.ObservedAt.Equal(testNow) {
+		if o.Provider != "aws" || o.Currency != "USD" || o.Source != pricing.SourceAPI || !o.ObservedAt.Equal(testNow) {
 			t.Errorf("%s: provider %q currency %q source %q observed %v", w.typ, o.Provider, o.Currency, o.Source, o.ObservedAt)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pickergpu/picker/providers/providertest"
 )
 
 // fakeAWS answers the three AWS calls the adapter makes in their wire formats: Pricing
@@ -243,9 +244,7 @@ func (f *fakeAWS) serveEC2(w http.ResponseWriter, r *http.Request, region, servi
 
 // serve starts the fake and returns its URL.
 func (f *fakeAWS) serve(t *testing.T) string {
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return providertest.Serve(t, f).URL
 }
 
 // staticCredentials points the default credential chain at fixed keys and nothing

@@ -36,7 +36,7 @@ func (f gpuFacts) offer(region, typ string, p pricing.Purchase, price float64, n
 		Provider: Name, Region: region, InstanceType: typ,
 		GPUModel: f.model, GPUCount: f.count, GPUMemGiB: f.memGiB,
 		VCPUs: f.vcpus, RAMGiB: f.ramGiB,
-		Purchase: p, PriceUSDHr: price, Currency: "USD", ObservedAt: now, Source: "api",
+		Purchase: p, PriceUSDHr: price, Currency: "USD", ObservedAt: now, Source: pricing.SourceAPI,
 	}
 }
 
@@ -131,7 +131,6 @@ func factsFromEC2(it ec2types.InstanceTypeInfo) (f gpuFacts, warn string, ok boo
 	g, inCatalog := pricing.LookupGPU(model)
 	switch {
 	case !known || !inCatalog:
-		pricing.NoteUnknownGPU(name)
 		warn = fmt.Sprintf("aws: %s: unknown GPU %q kept as reported", typ, name)
 	case memGiB == 0 || math.Abs(memGiB-g.MemGiB) <= 0.1*g.MemGiB:
 		// EC2 reports usable memory after ECC and driver reservations (L4: 22888 MiB

@@ -15,8 +15,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
@@ -67,7 +68,8 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "api_key_env", Help: "not used: the Retail Prices API needs no key (accepted so every HTTP provider takes the same keys)"},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option configures New: httpx.WithHTTPClient, WithClock, WithPolicy, WithSleep and
@@ -127,23 +129,19 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		err     error
 	}
 	results := make([]result, len(p.regions))
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(concurrency)
 	for i, region := range p.regions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].err = pricing.Errorf(pricing.Unavailable, "azure: %s: %w", region, ctx.Err())
-				return
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
+				results[i].err = pricing.Errorf(pricing.Unavailable, "azure: %s: %w", region, err)
+				return nil
 			}
-			defer func() { <-sem }()
 			results[i].offers, results[i].unknown, results[i].err = p.fetchRegion(ctx, region, now)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // a region's failure is in its result, never a group error
 	if err := ctx.Err(); err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "azure: %w", err)
 	}
@@ -173,6 +171,11 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	for _, s := range slices.Sorted(maps.Keys(unknownIn)) {
 		snap.Warnings = append(snap.Warnings, fmt.Sprintf("azure: GPU size %s is not in the size table (seen in %s); its prices were skipped", s, strings.Join(unknownIn[s], ", ")))
 	}
+	// Each region already keeps one offer per Key (the better meter) and refuses an
+	// invalid one as a malformed page; Finalize is the shared contract step on top.
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Unavailable, "azure: no GPU prices found in %s", strings.Join(snap.Regions, ", "))
 	}
@@ -375,10 +378,7 @@ func (p *Provider) offer(it item, region string, now time.Time) (pricing.Offer, 
 	if strings.HasSuffix(it.MeterName, " Spot") || strings.HasSuffix(it.SkuName, " Spot") {
 		purchase = pricing.Spot
 	}
-	model, ok := size.gpuModel()
-	if !ok {
-		pricing.NoteUnknownGPU(model)
-	}
+	model, _ := size.gpuModel() // TestSizeTable keeps every table model canonical
 	// A fractional size (1/6 of an A10) keeps the whole GPU's memory with a fractional
 	// count, as the embedded snapshot does; its slice holds count × memory
 	// (pricing.Offer.MemPerDeviceGiB).
@@ -403,7 +403,7 @@ func (p *Provider) offer(it item, region string, now time.Time) (pricing.Offer, 
 		PriceUSDHr:   *price,
 		Currency:     "USD",
 		ObservedAt:   now,
-		Source:       "api",
+		Source:       pricing.SourceAPI,
 	}
 	if err := o.Validate(); err != nil {
 		return pricing.Offer{}, false, err

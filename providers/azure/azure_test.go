@@ -25,25 +25,6 @@ import (
 
 var clock = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
-// sleeps records the retry waits instead of sleeping.
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.d = append(s.d, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func (s *sleeps) get() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.d...)
-}
-
 var filterRegionRe = regexp.MustCompile(`armRegionName eq '([a-z0-9]+)'`)
 
 // retailServer answers like prices.azure.com from testdata/<region>_page<N>.json, page N
@@ -111,18 +92,12 @@ func (s *retailServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func newServer(t *testing.T, s *retailServer) *httptest.Server {
 	t.Helper()
 	s.t = t
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return srv
+	return providertest.Serve(t, s)
 }
 
-func newProvider(t *testing.T, srv *httptest.Server, endpoint string, regions []string, sl *sleeps) *Provider {
+func newProvider(t *testing.T, srv *httptest.Server, endpoint string, regions []string, sl *providertest.Sleeps) *Provider {
 	t.Helper()
-	if sl == nil {
-		sl = &sleeps{}
-	}
-	p, err := New(Config{Common: providers.Common{Endpoint: endpoint, Regions: regions}},
-		httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep))
+	p, err := New(Config{Common: providers.Common{Endpoint: endpoint, Regions: regions}}, providertest.HTTPOptions(srv, clock, sl)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +107,7 @@ func newProvider(t *testing.T, srv *httptest.Server, endpoint string, regions []
 func offer(region, size, model string, count, mem, vcpus, ram float64, purchase pricing.Purchase, price float64) pricing.Offer {
 	return pricing.Offer{Provider: "azure", Region: region, InstanceType: size, GPUModel: model, GPUCount: count,
 		GPUMemGiB: mem, VCPUs: vcpus, RAMGiB: ram, Purchase: purchase, PriceUSDHr: price, Currency: "USD",
-		ObservedAt: clock, Source: "api"}
+		ObservedAt: clock, Source: pricing.SourceAPI}
 }
 
 // wantOffers is what testdata yields for eastus and westeurope, worked out by hand:
@@ -377,10 +352,9 @@ func TestRetries(t *testing.T) {
 				return tt.fail(w, int(attempt.Add(1)))
 			}}
 			srv := newServer(t, rs)
-			sl := &sleeps{}
+			sl := &providertest.Sleeps{}
 			p, err := New(Config{Common: providers.Common{Endpoint: srv.URL, Regions: []string{"eastus"}}},
-				httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep),
-				httpx.WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
+				append(providertest.HTTPOptions(srv, clock, sl), httpx.WithBackoff(providertest.DoublingBackoff))...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,7 +375,7 @@ func TestRetries(t *testing.T) {
 					t.Errorf("error code %q, want %q", c, pricing.Unavailable)
 				}
 			}
-			if got := sl.get(); !reflect.DeepEqual(got, tt.wantSleeps) && !(len(got) == 0 && len(tt.wantSleeps) == 0) {
+			if got := sl.Waits(); !reflect.DeepEqual(got, tt.wantSleeps) && !(len(got) == 0 && len(tt.wantSleeps) == 0) {
 				t.Errorf("sleeps = %v, want %v", got, tt.wantSleeps)
 			}
 			if got := rs.requests.Load(); got != tt.wantReq {
@@ -551,11 +525,6 @@ func TestDescriptor(t *testing.T) {
 	if _, err := Descriptor.New(struct{}{}); err == nil {
 		t.Error("Descriptor.New(struct{}{}) succeeded; want a type error")
 	}
-	for _, o := range Descriptor.Options {
-		if o.Secret {
-			t.Errorf("option %s is marked secret; keys name env vars", o.Key)
-		}
-	}
 }
 
 // TestSizeTable: every size is a GPU family size, its GPU is canonical, and where the
@@ -577,8 +546,8 @@ func TestSizeTable(t *testing.T) {
 			t.Errorf("%s: GPU %q is not canonical", name, s.GPUModel)
 			continue
 		}
-		if m, ok := pricing.NormalizeAzureSize(name); ok && m != s.GPUModel {
-			t.Errorf("%s: table says %s, pricing.NormalizeAzureSize says %s", name, s.GPUModel, m)
+		if m, ok := familyGPU(name); ok && m != s.GPUModel {
+			t.Errorf("%s: table says %s, familyGPU says %s", name, s.GPUModel, m)
 		}
 		if s.GPUCount >= 1 && s.GPUMemGiB != g.MemGiB {
 			t.Errorf("%s: %v GiB per GPU, catalog says %v for %s", name, s.GPUMemGiB, g.MemGiB, g.Model)

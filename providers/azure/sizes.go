@@ -78,14 +78,14 @@ var gpuFamilyRe = regexp.MustCompile(`^Standard_N[CDVG][0-9]`)
 // IsGPUSize reports whether an ARM size name belongs to a GPU (N-series) family.
 func IsGPUSize(name string) bool { return gpuFamilyRe.MatchString(name) }
 
-// gpuModel returns the size's canonical GPU, cross-checked against the pricing
-// package's family table; ok is false when the table names a model the GPU catalog
-// lacks (the caller keeps it raw and warns).
+// gpuModel returns the size's canonical GPU, cross-checked against the family
+// table (families.go); ok is false when the table names a model the GPU catalog
+// lacks (the caller keeps it raw).
 func (s Size) gpuModel() (string, bool) {
 	if g, ok := pricing.LookupGPU(s.GPUModel); ok {
 		return g.Model, true
 	}
-	if m, ok := pricing.NormalizeAzureSize(s.Name); ok {
+	if m, ok := familyGPU(s.Name); ok {
 		return m, true
 	}
 	return s.GPUModel, false

@@ -319,7 +319,6 @@ func compose(machines []zoneMachine, accels []zoneAccel, cat *catalog, regions [
 		if !known || !inCatalog {
 			if !unknown[s.accel] {
 				unknown[s.accel] = true
-				pricing.NoteUnknownGPU(s.accel)
 				snap.Warnings = append(snap.Warnings, fmt.Sprintf("gcp: accelerator %q is not in the GPU catalog; its machines (e.g. %s) are skipped: GCP reports no GPU memory", s.accel, s.instanceType))
 			}
 			continue
@@ -338,7 +337,7 @@ func compose(machines []zoneMachine, accels []zoneAccel, cat *catalog, regions [
 				Provider: Name, Region: s.region, InstanceType: s.instanceType,
 				GPUModel: g.Model, GPUCount: float64(s.gpus), GPUMemGiB: g.MemGiB,
 				VCPUs: s.vcpus, RAMGiB: math.Round(s.ramGiB*100) / 100,
-				Purchase: p, PriceUSDHr: math.Round(usd*1e6) / 1e6, Currency: "USD", ObservedAt: now, Source: "api",
+				Purchase: p, PriceUSDHr: math.Round(usd*1e6) / 1e6, Currency: "USD", ObservedAt: now, Source: pricing.SourceAPI,
 			})
 		}
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/httpx"
 )
 
 // Name is the provider name used in offers and config.
@@ -58,7 +59,8 @@ var Descriptor = providers.Descriptor{
 		{Key: "project", Help: "Google Cloud project used to list machine and accelerator types (required)"},
 		{Key: "api_key_env", Help: "environment variable holding a Cloud Billing API key; when it is empty, Application Default Credentials are used", Default: DefaultAPIKeyEnv},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option adjusts a Provider; tests use them to inject the clock, the HTTP client and a
@@ -66,11 +68,9 @@ var Descriptor = providers.Descriptor{
 type Option func(*options)
 
 type options struct {
-	now         func() time.Time
-	httpClient  *http.Client
-	maxAttempts int
-	maxBackoff  time.Duration
-	getenv      func(string) string
+	now        func() time.Time
+	httpClient *http.Client
+	policy     httpx.Policy
 }
 
 // WithClock sets the clock that stamps ObservedAt.
@@ -81,14 +81,25 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // endpoint is an http:// emulator). The retry policy wraps its transport.
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
 
-// WithRetry sets the attempts per call (first try included) and the maximum backoff of
-// the REST retry policy.
+// WithRetry sets the attempts per call (first try included) and the maximum backoff
+// (and Retry-After) of the REST retry policy.
 func WithRetry(maxAttempts int, maxBackoff time.Duration) Option {
-	return func(o *options) { o.maxAttempts, o.maxBackoff = maxAttempts, maxBackoff }
+	return func(o *options) {
+		o.policy.MaxAttempts = max(maxAttempts, 1)
+		o.policy.BaseDelay = min(defaultBaseDelay, maxBackoff)
+		o.policy.MaxDelay, o.policy.MaxRetryAfter = maxBackoff, maxBackoff
+	}
 }
 
-// WithGetenv replaces os.Getenv for reading the API key.
-func WithGetenv(f func(string) string) Option { return func(o *options) { o.getenv = f } }
+// WithPolicy replaces the whole retry policy (httpx's, shared by every HTTP adapter).
+func WithPolicy(p httpx.Policy) Option { return func(o *options) { o.policy = p } }
+
+// The REST list calls' retry policy: five attempts, backoff from 100 ms doubling up to
+// 20 s, a server's Retry-After honoured up to 20 s.
+const (
+	defaultBaseDelay = 100 * time.Millisecond
+	defaultMaxDelay  = 20 * time.Second
+)
 
 // Provider fetches GCP GPU offers. It is safe for concurrent use.
 type Provider struct {
@@ -98,12 +109,11 @@ type Provider struct {
 
 // New validates cfg and returns the provider; it opens no connection.
 func New(cfg Config, opts ...Option) (*Provider, error) {
-	o := options{now: time.Now, maxAttempts: 5, maxBackoff: 20 * time.Second, getenv: os.Getenv}
+	o := options{now: time.Now, policy: httpx.Policy{
+		MaxAttempts: 5, BaseDelay: defaultBaseDelay, MaxDelay: defaultMaxDelay, MaxRetryAfter: defaultMaxDelay,
+	}}
 	for _, fn := range opts {
 		fn(&o)
-	}
-	if o.maxAttempts < 1 {
-		o.maxAttempts = 1
 	}
 	if strings.TrimSpace(cfg.Project) == "" {
 		return nil, pricing.Errorf(pricing.Invalid, "gcp: project is required (the project whose machine types are listed)")
@@ -144,7 +154,7 @@ func (p *Provider) httpClient(ctx context.Context, apiKey string, scopes ...stri
 		}
 		base = c.Transport
 	}
-	return &http.Client{Transport: &retryTransport{ctx: ctx, base: base, maxAttempts: p.opts.maxAttempts, maxBackoff: p.opts.maxBackoff}}, nil
+	return &http.Client{Transport: &httpx.Transport{Ctx: ctx, Base: base, Policy: p.opts.policy}}, nil
 }
 
 func (p *Provider) clientOptions(hc *http.Client) []option.ClientOption {
@@ -170,7 +180,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "gcp: compute: %w", err)
 	}
-	billingHC, err := p.httpClient(ctx, strings.TrimSpace(p.opts.getenv(p.cfg.APIKeyEnv)), "https://www.googleapis.com/auth/cloud-billing.readonly")
+	billingHC, err := p.httpClient(ctx, strings.TrimSpace(os.Getenv(p.cfg.APIKeyEnv)), "https://www.googleapis.com/auth/cloud-billing.readonly")
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "gcp: billing: %w", err)
 	}
@@ -188,6 +198,9 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		return nil, p.wrap("list skus", ctx, err)
 	}
 	snap := compose(machines, accels, cat, p.cfg.Regions, now)
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Unavailable, "gcp: no prices found (%d machine types, %d SKUs used; %s)",
 			len(machines), cat.n, strings.Join(snap.Warnings, "; "))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/httpx"
 	"github.com/pickergpu/picker/providers/providertest"
 )
 
@@ -123,9 +124,7 @@ func (f *fakeGoogle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeGoogle) serve(t *testing.T) string {
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return providertest.Serve(t, f).URL
 }
 
 func newTestProvider(t *testing.T, endpoint string, regions []string, opts ...Option) *Provider {
@@ -204,7 +203,7 @@ func checkOffers(t *testing.T, snap *providers.Snapshot) {
 		if o.Region != "us-central1" || o.Zone != "" {
 			t.Errorf("offer %s: region %q zone %q; want us-central1, no zone", o.Key(), o.Region, o.Zone)
 		}
-		if o.Provider != "gcp" || o.Currency != "USD" || o.Source != "api" || !o.ObservedAt.Equal(testNow) {
+		if o.Provider != "gcp" || o.Currency != "USD" || o.Source != pricing.SourceAPI || !o.ObservedAt.Equal(testNow) {
 			t.Errorf("offer %s: provider %q currency %q source %q observed %v", o.Key(), o.Provider, o.Currency, o.Source, o.ObservedAt)
 		}
 	}
@@ -492,5 +491,34 @@ func TestClassify(t *testing.T) {
 		if kind != want[0] || fam != want[1] {
 			t.Errorf("classify(%q) = %q, %q; want %q, %q", desc, kind, fam, want[0], want[1])
 		}
+	}
+}
+
+// TestRetryAfterHTTPDate: a 429 whose Retry-After is an HTTP date (RFC 9110 §10.2.3
+// allows either form) waits until that date, read against the policy's clock; the copy
+// of the retry policy gcp used to keep read only delay-seconds and fell back to backoff.
+func TestRetryAfterHTTPDate(t *testing.T) {
+	const wantWait = 7 * time.Second
+	fake := newFakeGoogle(t)
+	fake.fault = func(w http.ResponseWriter, path string, n int) bool {
+		if n > 0 || path != skusPath {
+			return false
+		}
+		w.Header().Set("Retry-After", testNow.Add(wantWait).UTC().Format(http.TimeFormat))
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write(readFixture(t, "error_rate_limit_exceeded.json"))
+		return true
+	}
+	sl := &providertest.Sleeps{}
+	p := newTestProvider(t, fake.serve(t), []string{"us-central1"}, WithPolicy(httpx.Policy{
+		MaxAttempts: 3, MaxRetryAfter: time.Minute, Now: func() time.Time { return testNow }, Sleep: sl.Sleep,
+	}))
+	snap, err := p.Fetch(context.Background())
+	if err != nil {
+		t.Fatalf("Fetch: %v", err)
+	}
+	checkOffers(t, snap)
+	if waits := sl.Waits(); len(waits) != 1 || waits[0] != wantWait {
+		t.Errorf("waits %v, want [%v] (the Retry-After date minus now)", waits, wantWait)
 	}
 }

@@ -1,11 +1,11 @@
 // Package httpx is the one HTTP retry policy of picker's HTTP adapters (azure, lambda,
-// runpod): 429 honouring Retry-After (seconds or HTTP date, capped), 5xx and transport
+// runpod through Client.Do; gcp's SDK clients through Transport): 429 honouring Retry-After (seconds or HTTP date, capped), 5xx and transport
 // failures (timeouts, refused or reset connections, bodies cut short) retried with
 // exponential backoff and jitter, a bounded number of attempts, and an immediate stop
 // once the context is done. It also reads bodies with a size cap and decodes JSON into
 // errors that name the provider and the field where a malformed or truncated body broke.
 //
-// SDK adapters (aws, gcp) use their SDK's retryer instead.
+// aws uses its SDK's retryer (the AWS SDK's standard retryer, configured in the adapter).
 package httpx
 
 import (
@@ -167,9 +167,6 @@ func WithHTTPClient(c *http.Client) Option { return func(s *Settings) { s.HTTPCl
 
 // WithClock sets the clock that stamps offers' ObservedAt (and reads Retry-After dates).
 func WithClock(now func() time.Time) Option { return func(s *Settings) { s.Now = now } }
-
-// WithPolicy replaces the whole retry policy.
-func WithPolicy(p Policy) Option { return func(s *Settings) { s.Policy = p } }
 
 // WithSleep replaces the policy's sleep (tests pass one that returns at once and
 // records the waits).

@@ -54,7 +54,8 @@ var Descriptor = providers.Descriptor{
 		{Key: "api_key_env", Help: "environment variable that holds the Lambda Cloud API key (required)", Default: DefaultAPIKeyEnv},
 		{Key: "include_unavailable", Help: "also list instance types in regions that have no capacity right now", Default: "false"},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option configures New: httpx.WithHTTPClient, WithClock, WithPolicy, WithSleep and
@@ -223,7 +224,6 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 	allRegions := slices.Sorted(maps.Keys(all))
 	types := 0
 	var soldOut []string
-	seen := map[pricing.Key]bool{}
 	for _, name := range slices.Sorted(maps.Keys(data)) {
 		e := data[name]
 		where := "instance type " + name
@@ -249,7 +249,6 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 		}
 		model, ok := pricing.NormalizeGPU(gpuName, mem)
 		if !ok {
-			pricing.NoteUnknownGPU(model)
 			snap.Warnings = append(snap.Warnings, fmt.Sprintf("lambda: %s: unknown GPU %q kept as is", typeName, model))
 		} else if mem == 0 {
 			if g, ok := pricing.LookupGPU(model); ok {
@@ -294,20 +293,14 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 				PriceUSDHr: math.Round(float64(*it.PriceCents)) / 100,
 				Currency:   "USD",
 				ObservedAt: now,
-				Source:     "api",
+				Source:     pricing.SourceAPI,
 			}
-			if err := o.Validate(); err != nil {
-				snap.Warnings = append(snap.Warnings, fmt.Sprintf("lambda: %s skipped: %v", typeName, err))
-				continue
-			}
-			if seen[o.Key()] {
-				snap.Warnings = append(snap.Warnings, fmt.Sprintf("lambda: %s listed twice; kept the first", o.Key()))
-				continue
-			}
-			seen[o.Key()] = true
 			snap.Offers = append(snap.Offers, o)
 		}
 	}
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		switch {
 		case types == 0:

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"reflect"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,18 +20,6 @@ import (
 const testKey = "secret_test_key_0123456789"
 
 var clock = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
-
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.d = append(s.d, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
 
 // lambdaServer answers GET /api/v1/instance-types like cloud.lambda.ai: a Bearer key is
 // required (the error envelope otherwise), the body is testdata/instance_types.json
@@ -68,19 +54,14 @@ func (s *lambdaServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-func setup(t *testing.T, s *lambdaServer, cfg Config, sl *sleeps) *Provider {
+func setup(t *testing.T, s *lambdaServer, cfg Config, sl *providertest.Sleeps) *Provider {
 	t.Helper()
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	if sl == nil {
-		sl = &sleeps{}
-	}
+	srv := providertest.Serve(t, s)
 	cfg.Endpoint = srv.URL
 	if cfg.APIKeyEnv == "" {
 		cfg.APIKeyEnv = "PICKER_TEST_LAMBDA_KEY"
 	}
-	p, err := New(cfg, httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep),
-		httpx.WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
+	p, err := New(cfg, append(providertest.HTTPOptions(srv, clock, sl), httpx.WithBackoff(providertest.DoublingBackoff))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +71,7 @@ func setup(t *testing.T, s *lambdaServer, cfg Config, sl *sleeps) *Provider {
 func offer(region, typ, model string, count, mem, vcpus, ram, price float64) pricing.Offer {
 	return pricing.Offer{Provider: "lambda", Region: region, InstanceType: typ, GPUModel: model, GPUCount: count,
 		GPUMemGiB: mem, VCPUs: vcpus, RAMGiB: ram, Purchase: pricing.OnDemand, PriceUSDHr: price, Currency: "USD",
-		ObservedAt: clock, Source: "api"}
+		ObservedAt: clock, Source: pricing.SourceAPI}
 }
 
 // Worked out by hand from testdata/instance_types.json (types in name order, regions
@@ -272,14 +253,14 @@ func TestRetryAfterThenSuccess(t *testing.T) {
 		http.Error(w, `{"error": {"code": "global/rate-limited", "message": "slow down"}}`, http.StatusTooManyRequests)
 		return true
 	}}
-	sl := &sleeps{}
+	sl := &providertest.Sleeps{}
 	snap, err := setup(t, s, Config{}, sl).Fetch(context.Background())
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
 	diffOffers(t, snap.Offers, wantDefault)
-	if want := []time.Duration{2 * time.Second}; !reflect.DeepEqual(sl.d, want) {
-		t.Errorf("sleeps = %v, want %v", sl.d, want)
+	if want := []time.Duration{2 * time.Second}; !reflect.DeepEqual(sl.Waits(), want) {
+		t.Errorf("sleeps = %v, want %v", sl.Waits(), want)
 	}
 	if got := s.requests.Load(); got != 2 {
 		t.Errorf("requests = %d, want 2", got)

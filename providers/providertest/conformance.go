@@ -1,6 +1,7 @@
 // Package providertest is the conformance suite every adapter's tests run (litestream's
 // idea of one suite against every replica client): the Provider contract, checked the
-// same way for all.
+// same way for all; and the fake-server kit their tests share (Serve, Sleeps,
+// HTTPOptions, DoublingBackoff) instead of each copying its own httptest setup.
 package providertest
 
 import (
@@ -61,7 +62,7 @@ func CheckSnapshot(t *testing.T, snap *providers.Snapshot) {
 		if o.Currency != "USD" {
 			t.Errorf("offer %s: currency %q; want USD", o.Key(), o.Currency)
 		}
-		if o.Source != "api" && o.Source != "file" {
+		if o.Source != pricing.SourceAPI && o.Source != pricing.SourceFile {
 			t.Errorf("offer %s: source %q; want api or file", o.Key(), o.Source)
 		}
 		if g, ok := pricing.LookupGPU(o.GPUModel); !ok {

@@ -1,6 +1,8 @@
 // Package registry is the one explicit list of provider adapters. It drives
-// `picker providers`, config validation, secret redaction and the test that
-// config.example.toml documents every option. Adding an adapter means adding it here.
+// `picker providers`, `picker refresh --provider`, the daemon's jobs, the config's
+// [providers.*] sections (package config decodes each into the descriptor's Config) and
+// the test that config.example.toml documents every option. Adding an adapter means
+// adding it here, and nowhere else. Only cmd/picker and config import it.
 package registry
 
 import (

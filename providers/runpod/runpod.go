@@ -62,7 +62,8 @@ var Descriptor = providers.Descriptor{
 		{Key: "api_key_env", Help: "environment variable that holds a RunPod API key; sent when set (prices are readable without one)", Default: DefaultAPIKeyEnv},
 		{Key: "clouds", Help: "which clouds to price: \"secure\" (RunPod data centres), \"community\" (vetted hosts), or both", Default: `["secure", "community"]`},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
 
 // Option configures New: httpx.WithHTTPClient, WithClock, WithPolicy, WithSleep and
@@ -261,8 +262,7 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 	if len(p.ignoredRegions) > 0 {
 		snap.Warnings = append(snap.Warnings, fmt.Sprintf("runpod: regions %s ignored: gpuTypes prices are global (region %q)", strings.Join(p.ignoredRegions, ", "), Region))
 	}
-	seen := map[pricing.Key]string{}
-	for i, t := range types {
+	for _, t := range types {
 		id := strings.TrimSpace(t.ID)
 		if id == "" || strings.EqualFold(id, "unknown") {
 			continue // RunPod's pseudo type
@@ -274,7 +274,6 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 		}
 		if !ok {
 			model = id
-			pricing.NoteUnknownGPU(model)
 			snap.Warnings = append(snap.Warnings, fmt.Sprintf("runpod: unknown GPU %q kept as is", model))
 		}
 		if mem == 0 {
@@ -347,22 +346,16 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 						PriceUSDHr:   round6(pp.perGPU * float64(k)),
 						Currency:     "USD",
 						ObservedAt:   now,
-						Source:       "api",
+						Source:       pricing.SourceAPI,
 					}
-					if err := o.Validate(); err != nil {
-						snap.Warnings = append(snap.Warnings, fmt.Sprintf("runpod: gpuTypes[%d] %s skipped: %v", i, id, err))
-						continue
-					}
-					if prev, dup := seen[o.Key()]; dup {
-						snap.Warnings = append(snap.Warnings, fmt.Sprintf("runpod: %s and %s both make instance type %s; kept the first", prev, id, o.InstanceType))
-						continue
-					}
-					seen[o.Key()] = id
 					snap.Offers = append(snap.Offers, o)
 				}
 			}
 		}
 	}
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Unavailable, "runpod: no GPU type has a price in the selected clouds (%d types listed)", len(types))
 	}

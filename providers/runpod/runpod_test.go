@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"reflect"
 	"strconv"
@@ -26,18 +25,6 @@ import (
 const testKey = "rp_test_key_abcdef"
 
 var clock = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
-
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.d = append(s.d, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
 
 // graphqlServer answers POST /graphql like api.runpod.io: it checks the request is a
 // JSON GraphQL query for gpuTypes, records the Authorization header, and answers with
@@ -87,19 +74,14 @@ func (s *graphqlServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(f)
 }
 
-func setup(t *testing.T, s *graphqlServer, cfg Config, sl *sleeps) *Provider {
+func setup(t *testing.T, s *graphqlServer, cfg Config, sl *providertest.Sleeps) *Provider {
 	t.Helper()
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	if sl == nil {
-		sl = &sleeps{}
-	}
+	srv := providertest.Serve(t, s)
 	cfg.Endpoint = srv.URL
 	if cfg.APIKeyEnv == "" {
 		cfg.APIKeyEnv = "PICKER_TEST_RUNPOD_KEY"
 	}
-	p, err := New(cfg, httpx.WithHTTPClient(srv.Client()), httpx.WithClock(func() time.Time { return clock }), httpx.WithSleep(sl.sleep),
-		httpx.WithBackoff(func(n int) time.Duration { return time.Second << (n - 1) }))
+	p, err := New(cfg, append(providertest.HTTPOptions(srv, clock, sl), httpx.WithBackoff(providertest.DoublingBackoff))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +160,7 @@ func parseWant(t *testing.T, table string, keep func(instanceType string) bool) 
 		}
 		out = append(out, pricing.Offer{Provider: "runpod", Region: "global", InstanceType: f[0], GPUModel: f[3],
 			GPUCount: num(4), GPUMemGiB: num(5), VCPUs: num(6), RAMGiB: num(7), Purchase: pricing.Purchase(f[1]),
-			PriceUSDHr: num(2), Currency: "USD", ObservedAt: clock, Source: "api"})
+			PriceUSDHr: num(2), Currency: "USD", ObservedAt: clock, Source: pricing.SourceAPI})
 	}
 	return out
 }
@@ -322,14 +304,14 @@ func TestRetryAfterThenSuccess(t *testing.T) {
 		w.WriteHeader(http.StatusTooManyRequests)
 		return true
 	}}
-	sl := &sleeps{}
+	sl := &providertest.Sleeps{}
 	snap, err := setup(t, s, Config{}, sl).Fetch(context.Background())
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
 	diffOffers(t, snap.Offers, parseWant(t, wantTable, nil))
-	if want := []time.Duration{5 * time.Second}; !reflect.DeepEqual(sl.d, want) {
-		t.Errorf("sleeps = %v, want %v", sl.d, want)
+	if want := []time.Duration{5 * time.Second}; !reflect.DeepEqual(sl.Waits(), want) {
+		t.Errorf("sleeps = %v, want %v", sl.Waits(), want)
 	}
 	if got := s.requests.Load(); got != 2 {
 		t.Errorf("requests = %d, want 2 (the POST body is resent)", got)
@@ -345,7 +327,7 @@ func TestUnknownGPU(t *testing.T) {
 		t.Fatalf("Fetch: %v", err)
 	}
 	want := []pricing.Offer{{Provider: "runpod", Region: "global", InstanceType: "1x_X900_SECURE", GPUModel: "NVIDIA X900",
-		GPUCount: 1, GPUMemGiB: 64, Purchase: pricing.OnDemand, PriceUSDHr: 1.1, Currency: "USD", ObservedAt: clock, Source: "api"}}
+		GPUCount: 1, GPUMemGiB: 64, Purchase: pricing.OnDemand, PriceUSDHr: 1.1, Currency: "USD", ObservedAt: clock, Source: pricing.SourceAPI}}
 	diffOffers(t, snap.Offers, want)
 	if w := []string{`runpod: unknown GPU "NVIDIA X900" kept as is`}; !reflect.DeepEqual(snap.Warnings, w) {
 		t.Errorf("Warnings = %q, want %q", snap.Warnings, w)

@@ -7,7 +7,6 @@ package static
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,7 +36,8 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "files", Help: "price files to read: .csv (snapshot columns) or .toml ([[offers]] tables)"},
 	},
-	New: providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c), nil }),
+	Config: Config{},
+	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c), nil }),
 }
 
 // Provider reads the configured files on every Fetch.
@@ -75,6 +75,12 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 			snap.Offers = append(snap.Offers, o)
 		}
 	}
+	// ReadFile already refused invalid rows and the loop duplicate keys, both as errors
+	// naming the file (a user's file is fixed, not skipped); Finalize is the shared
+	// contract step every adapter's offers pass.
+	var warn []string
+	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Invalid, "static: the files %s hold no offers", strings.Join(p.files, ", "))
 	}
@@ -115,7 +121,7 @@ func ReadFile(path string) ([]pricing.Offer, error) {
 	}
 	for i := range offers {
 		offers[i].Provider = Name
-		offers[i].Source = "file"
+		offers[i].Source = pricing.SourceFile
 		if err := offers[i].Validate(); err != nil {
 			return nil, pricing.Errorf(pricing.Invalid, "static: %s: %w", path, err)
 		}
@@ -154,7 +160,7 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, pricing.Errorf(pricing.Invalid, "static: %s", TOMLErrorString(path, err))
+		return nil, pricing.Errorf(pricing.Invalid, "static: %s", providers.TOMLErrorString(path, err))
 	}
 	var out []pricing.Offer
 	for i, t := range f.Offers {
@@ -207,26 +213,6 @@ func parseDate(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339, s)
 }
 
-// TOMLErrorString renders a go-toml decode error as "file:line:col: what", naming the
-// key for unknown-key errors, so every TOML file picker reads reports errors the same way.
-func TOMLErrorString(path string, err error) string {
-	var strict *toml.StrictMissingError
-	if errors.As(err, &strict) && len(strict.Errors) > 0 {
-		parts := make([]string, 0, len(strict.Errors))
-		for _, e := range strict.Errors {
-			row, col := e.Position()
-			parts = append(parts, fmt.Sprintf("%s:%d:%d: unknown key %q", path, row, col, strings.Join(e.Key(), ".")))
-		}
-		return strings.Join(parts, "; ")
-	}
-	var de *toml.DecodeError
-	if errors.As(err, &de) {
-		row, col := de.Position()
-		msg := de.Error()
-		if k := de.Key(); len(k) > 0 {
-			msg = fmt.Sprintf("key %q: %s", strings.Join(k, "."), msg)
-		}
-		return fmt.Sprintf("%s:%d:%d: %s", path, row, col, msg)
-	}
-	return fmt.Sprintf("%s: %v", path, err)
-}
+// DefaultEnabled: listing files is the intent to use them, so a section with files and
+// no enabled key is enabled.
+func (c Config) DefaultEnabled() bool { return len(c.Files) > 0 }

@@ -44,7 +44,7 @@ func TestFetchCSVAndTOML(t *testing.T) {
 			t.Errorf("unexpected offer %s", o.Key())
 			continue
 		}
-		if o.Provider != Name || o.Source != "file" || o.GPUModel != w.gpu || o.GPUCount != w.count || o.GPUMemGiB != w.mem || o.PriceUSDHr != w.price || o.ObservedAt.Format("2006-01-02") != w.observed {
+		if o.Provider != Name || o.Source != pricing.SourceFile || o.GPUModel != w.gpu || o.GPUCount != w.count || o.GPUMemGiB != w.mem || o.PriceUSDHr != w.price || o.ObservedAt.Format("2006-01-02") != w.observed {
 			t.Errorf("offer %s = %+v; want %+v", o.Key(), o, w)
 		}
 	}

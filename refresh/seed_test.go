@@ -1,16 +1,17 @@
-package catalog
+package refresh
 
 import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/snapshot"
 	"github.com/pickergpu/picker/store"
 )
 
@@ -26,14 +27,14 @@ type csvFacts struct {
 
 func readFacts(t *testing.T) csvFacts {
 	t.Helper()
-	recs, err := csv.NewReader(bytes.NewReader(snapshotCSV)).ReadAll()
+	recs, err := csv.NewReader(bytes.NewReader(snapshot.CSV())).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := csvFacts{rows: len(recs) - 1, perProv: map[string]int{}, newest: map[string]time.Time{}, observed: map[string]time.Time{}}
 	for _, r := range recs[1:] {
 		// provider,region,zone,instance_type,gpu_model,gpu_count,gpu_mem_gib,vcpus,ram_gib,od,spot,source_date
-		date := UndatedObserved
+		date := snapshot.UndatedObserved
 		if r[11] != "" {
 			if date, err = time.Parse(time.DateOnly, r[11]); err != nil {
 				t.Fatal(err)
@@ -60,7 +61,7 @@ func readFacts(t *testing.T) csvFacts {
 	return f
 }
 
-func TestOffers(t *testing.T) {
+func TestSnapshotOffers(t *testing.T) {
 	facts := readFacts(t)
 	if facts.rows != 2482 {
 		t.Errorf("rows: got %d, want 2482", facts.rows)
@@ -68,10 +69,7 @@ func TestOffers(t *testing.T) {
 	if len(facts.perProv) < 15 {
 		t.Errorf("providers: got %d, want >= 15", len(facts.perProv))
 	}
-	offers, err := Offers()
-	if err != nil {
-		t.Fatal(err)
-	}
+	offers := fetchSnapshot(t)
 	if len(offers) != len(facts.observed) {
 		t.Errorf("offers: got %d, want %d", len(offers), len(facts.observed))
 	}
@@ -80,7 +78,7 @@ func TestOffers(t *testing.T) {
 		if _, ok := pricing.LookupGPU(o.GPUModel); !ok {
 			t.Errorf("%s: GPU model %q is not canonical", o.Key(), o.GPUModel)
 		}
-		if o.Source != Source || o.Currency != "USD" {
+		if o.Source != pricing.SourceSnapshot || o.Currency != "USD" {
 			t.Errorf("%s: source %q currency %q", o.Key(), o.Source, o.Currency)
 		}
 		if want := facts.observed[o.Key().String()]; !o.ObservedAt.Equal(want) {
@@ -93,27 +91,20 @@ func TestOffers(t *testing.T) {
 	if fractional == 0 || fractional != facts.fractional {
 		t.Errorf("fractional offers: got %d, want %d (> 0)", fractional, facts.fractional)
 	}
-	if got, want := SnapshotDate(), time.Date(2026, 7, 30, 0, 0, 0, 0, time.UTC); !got.Equal(want) {
-		t.Errorf("SnapshotDate: got %v, want %v", got, want)
-	}
-	// Offers hands out a copy: changing it must not change the next caller's.
+	// Fetch hands out a copy: changing it must not change the next caller's.
 	offers[0].PriceUSDHr = -1
-	again, _ := Offers()
-	if again[0].PriceUSDHr == -1 {
-		t.Error("Offers shares its slice")
+	if again := fetchSnapshot(t); again[0].PriceUSDHr == -1 {
+		t.Error("Snapshot.Fetch shares its slice")
 	}
 }
 
-// TestEmbeddedMatchesShared guards against the embedded copy drifting from the data
-// directory it was copied from (skipped where that directory is absent).
-func TestEmbeddedMatchesShared(t *testing.T) {
-	shared, err := os.ReadFile(filepath.Join("..", "..", "shared", "data", FileName))
+func fetchSnapshot(t testing.TB) []pricing.Offer {
+	t.Helper()
+	snap, err := Snapshot.Fetch(context.Background())
 	if err != nil {
-		t.Skip("shared data not present:", err)
+		t.Fatal(err)
 	}
-	if !bytes.Equal(shared, snapshotCSV) {
-		t.Errorf("catalog/%s differs from shared/data/%s: copy it again", FileName, FileName)
-	}
+	return snap.Offers
 }
 
 func openStore(t testing.TB) *store.Store {
@@ -130,7 +121,7 @@ func TestSeed(t *testing.T) {
 	ctx := context.Background()
 	facts := readFacts(t)
 	st := openStore(t)
-	res, err := EnsureSeeded(ctx, st)
+	res, err := EnsureSeeded(ctx, st, Snapshot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +142,7 @@ func TestSeed(t *testing.T) {
 		if want := facts.newest[p.Provider]; !p.LastSuccess.Equal(want) || !p.NewestObserved.Equal(want) {
 			t.Errorf("%s: last success %v newest observed %v, want %v", p.Provider, p.LastSuccess, p.NewestObserved, want)
 		}
-		if len(p.Sources) != 1 || p.Sources[0] != Source {
+		if len(p.Sources) != 1 || p.Sources[0] != pricing.SourceSnapshot {
 			t.Errorf("%s: sources %v", p.Provider, p.Sources)
 		}
 	}
@@ -180,37 +171,49 @@ func TestSeed(t *testing.T) {
 		t.Errorf("aws p4d history: %+v", h)
 	}
 
-	// A second EnsureSeeded does nothing; an explicit Seed rewrites the same prices
-	// and so adds no price rows.
+	// A second EnsureSeeded does nothing.
 	before, _ := st.Counts(ctx)
-	res, err = EnsureSeeded(ctx, st)
+	res, err = EnsureSeeded(ctx, st, Snapshot)
 	if err != nil || res.Seeded {
 		t.Fatalf("second EnsureSeeded: %+v, %v", res, err)
 	}
 	if after, _ := st.Counts(ctx); after != before {
 		t.Errorf("second EnsureSeeded wrote: %+v -> %+v", before, after)
 	}
-	if _, err := Seed(ctx, st); err != nil {
-		t.Fatal(err)
+}
+
+// countingProvider counts fetches, to show a database in use is never fetched for.
+type countingProvider struct{ n int }
+
+func (c *countingProvider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
+	c.n++
+	return Snapshot.Fetch(ctx)
+}
+
+func TestEnsureSeededSkipsFetchWhenInUse(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	src := &countingProvider{}
+	for range 2 {
+		if _, err := EnsureSeeded(ctx, st, src); err != nil {
+			t.Fatal(err)
+		}
 	}
-	after, _ := st.Counts(ctx)
-	if after.Prices != before.Prices || after.Runs != before.Runs+int64(len(facts.perProv)) {
-		t.Errorf("re-seed: %+v -> %+v, want the same prices and one more run per provider", before, after)
+	if src.n != 1 {
+		t.Errorf("fetched %d times, want 1 (the second call finds the database in use)", src.n)
 	}
 }
 
-// BenchmarkSeed: seeding the embedded catalog into a fresh database on first run
+// BenchmarkSeed: seeding the embedded snapshot into a fresh database on first run
 // (issue 2's target: < 1 s).
 func BenchmarkSeed(b *testing.B) {
 	ctx := context.Background()
-	if _, err := Offers(); err != nil { // parse outside the timing, as a warm binary would
-		b.Fatal(err)
-	}
+	fetchSnapshot(b) // parse outside the timing, as a warm binary would
 	for b.Loop() {
 		b.StopTimer()
 		st := openStore(b)
 		b.StartTimer()
-		if _, err := EnsureSeeded(ctx, st); err != nil {
+		if _, err := EnsureSeeded(ctx, st, Snapshot); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -225,7 +228,7 @@ func BenchmarkFirstRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := EnsureSeeded(ctx, st); err != nil {
+		if _, err := EnsureSeeded(ctx, st, Snapshot); err != nil {
 			b.Fatal(err)
 		}
 		st.Close()
@@ -235,7 +238,7 @@ func BenchmarkFirstRun(b *testing.B) {
 // BenchmarkParse: parsing the embedded CSV (done once per process).
 func BenchmarkParse(b *testing.B) {
 	for b.Loop() {
-		if _, err := pricing.ParseOffersCSV(bytes.NewReader(snapshotCSV), FileName, UndatedObserved); err != nil {
+		if _, err := pricing.ParseOffersCSV(bytes.NewReader(snapshot.CSV()), snapshot.FileName, snapshot.UndatedObserved); err != nil {
 			b.Fatal(err)
 		}
 	}
