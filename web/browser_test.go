@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -200,5 +202,35 @@ func TestBrowser(t *testing.T) {
 		}
 		br.Screenshot(t, "providers")
 		br.CheckConsole(t, "providers")
+	})
+
+	t.Run("without JavaScript", func(t *testing.T) {
+		setJS := func(disabled bool) chromedp.Action[chromedp.Void] {
+			return chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+				_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: disabled})
+				return err
+			})
+		}
+		br.Do(t, setJS(true))
+		defer br.Do(t, setJS(false))
+		// The form submits as a plain GET and the answer is rendered on the server.
+		br.Do(t, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("ask")),
+			chromedp.SetValue(chromedp.ID("f-model"), "mistral-7b"), chromedp.SetValue(chromedp.ID("f-task"), "qlora"),
+			chromedp.Click(chromedp.ID("ask-submit")), chromedp.WaitVisible(chromedp.CSS(`#top-offers tbody tr[data-provider]`)))
+		// Sorting is a plain link: the server sorts.
+		br.Do(t, chromedp.Navigate(srv.URL+"/offers"), chromedp.Click(chromedp.ID("sort-per-gib")),
+			chromedp.WaitVisible(chromedp.CSS(`th[aria-sort="ascending"] #sort-per-gib`)))
+		// The chart needs JavaScript; the table of changes does not.
+		br.Do(t, chromedp.Navigate(srv.URL+"/history?"+offerQuery(changedOffer)), chromedp.WaitVisible(chromedp.ID("history-table")))
+		ctx, cancel := context.WithTimeout(br.Ctx, 10*time.Second)
+		defer cancel()
+		drawn, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS("#chart[data-drawn]"), chromedp.AtLeast(0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(drawn) != 0 {
+			t.Error("a chart was drawn with JavaScript disabled: this subtest did not disable it")
+		}
+		br.CheckConsole(t, "pages without JavaScript")
 	})
 }
