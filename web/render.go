@@ -55,7 +55,6 @@ func (s *server) funcs() template.FuncMap {
 		},
 		"offerHistory": offerHistoryURL,
 		"modelHistory": func(model string) string { return "/history?" + url.Values{"gpu-model": {model}}.Encode() },
-		"api":          func() string { return s.o.APIBase },
 		"inc":          func(i int) int { return i + 1 },
 		"json": func(v any) (string, error) {
 			b, err := json.Marshal(v)

@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/pickergpu/picker/fit"
@@ -143,6 +144,10 @@ func Handler(b Backend, o Options) http.Handler {
 	mux.HandleFunc("GET /providers", s.providers)
 	files := http.StripPrefix("/assets/", http.FileServerFS(assets))
 	mux.Handle("GET /assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") { // no directory listings
+			s.render(w, r, http.StatusNotFound, "error", "Not found", errorPage{Message: fmt.Sprintf("There is no page %s.", r.URL.Path)})
+			return
+		}
 		if v := r.URL.Query().Get("v"); v != "" && v == s.assetVersion[r.URL.Path[len("/assets/"):]] {
 			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		} else {

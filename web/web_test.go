@@ -62,6 +62,7 @@ func TestPages(t *testing.T) {
 		{"/history?provider=aws&instance-type=p99.nothing", 404, `class="error"`},
 		{"/providers", 200, `id="providers-table"`},
 		{"/nope", 404, `There is no page`},
+		{"/assets/vendor/", 404, `There is no page`},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
 			rec := get(t, h, tc.target)
