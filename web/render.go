@@ -45,7 +45,7 @@ func (s *server) funcs() template.FuncMap {
 			if t.IsZero() {
 				return "–"
 			}
-			return pricing.FormatAge(s.o.Now().Sub(t))
+			return age(s.o.Now().Sub(t))
 		},
 		"when": func(t time.Time) string {
 			if t.IsZero() {
@@ -67,6 +67,29 @@ func (s *server) funcs() template.FuncMap {
 // exact zone).
 func offerHistoryURL(o pricing.Offer) string {
 	return "/history?" + url.Values{"provider": {o.Provider}, "instance-type": {o.InstanceType}, "region": {o.Region}, "zone": {o.Zone}}.Encode()
+}
+
+// ageUnits are the units of an age, largest first, each used from its threshold up.
+var ageUnits = []struct {
+	from, unit time.Duration
+	name       string
+}{
+	{48 * time.Hour, 24 * time.Hour, "d"},
+	{time.Hour, time.Hour, "h"},
+	{time.Minute, time.Minute, "min"},
+	{0, time.Second, "s"},
+}
+
+// age renders how old a price is in the unit a table reader wants: "45 s", "3 h",
+// "121 d" (days from two days up, so yesterday's refresh reads in hours).
+func age(d time.Duration) string {
+	d = max(d, 0)
+	for _, u := range ageUnits {
+		if d >= u.from {
+			return strconv.FormatInt(int64(d/u.unit), 10) + " " + u.name
+		}
+	}
+	return "0 s"
 }
 
 // usd formats a price as the CLI's tables do: cents, more digits under a dollar.

@@ -361,3 +361,17 @@ func BenchmarkPages(b *testing.B) {
 		})
 	}
 }
+
+func TestAge(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0 s"}, {0, "0 s"}, {59 * time.Second, "59 s"}, {time.Minute, "1 min"}, {59 * time.Minute, "59 min"},
+		{time.Hour, "1 h"}, {47 * time.Hour, "47 h"}, {48 * time.Hour, "2 d"}, {121*24*time.Hour + 5*time.Hour, "121 d"},
+	} {
+		if got := age(tc.d); got != tc.want {
+			t.Errorf("age(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
