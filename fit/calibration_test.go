@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"context"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -90,7 +89,6 @@ func judge(compare string, measured, est, tol float64) bool {
 
 // runCalibration scores every case of a cases CSV the way score.py scores the built CLI.
 func runCalibration(t *testing.T, path string) (pass, n int) {
-	offline := ResolveOptions{Endpoint: "http://127.0.0.1:1"} // never the network
 	cases := loadCases(t, path)
 	type tally struct{ pass, n int }
 	byCompare, byTask := map[string]*tally{}, map[string]*tally{}
@@ -100,7 +98,7 @@ func runCalibration(t *testing.T, path string) (pass, n int) {
 			continue
 		}
 		est, ok, msg := math.NaN(), false, ""
-		m, err := ResolveModel(context.Background(), c.model, offline)
+		m, err := builtinModel(c.model)
 		var res *Result
 		if err == nil {
 			var job Job
@@ -182,13 +180,12 @@ func TestCalibration(t *testing.T) {
 // valid job for the estimator, and measured results, once committed as
 // testdata/measured_gpu.csv, are scored too (reported, not yet a gate).
 func TestGPUCasesEstimate(t *testing.T) {
-	offline := ResolveOptions{Endpoint: "http://127.0.0.1:1"}
 	cases := loadCases(t, "../tools/gpu_cases.csv")
 	if len(cases) < 40 {
 		t.Errorf("tools/gpu_cases.csv has %d cases, want >= 40", len(cases))
 	}
 	for _, c := range cases {
-		m, err := ResolveModel(context.Background(), c.model, offline)
+		m, err := builtinModel(c.model)
 		if err != nil {
 			t.Errorf("%s: %v", c.id, err)
 			continue
@@ -252,4 +249,13 @@ func deviceCases(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// builtinModel resolves a case's model as modelref does for the names calibration uses:
+// a catalog name, else a raw parameter count (fit never reads files or the network).
+func builtinModel(ref string) (*Model, error) {
+	if m, ok, err := CatalogModel(ref); ok || err != nil {
+		return m, err
+	}
+	return ModelFromParams(ref)
 }

@@ -144,8 +144,9 @@ func catalogNames() []string {
 	return out
 }
 
-// closestNames returns up to n catalog names nearest to ref by edit distance.
-func closestNames(ref string, n int) []string {
+// ClosestCatalogNames returns up to n catalog names nearest to ref by edit distance, for
+// "did you mean" messages.
+func ClosestCatalogNames(ref string, n int) []string {
 	ref = strings.ToLower(ref)
 	type cand struct {
 		name string

@@ -71,12 +71,12 @@ func TestImagePipelines(t *testing.T) {
 }
 
 func TestClosestNames(t *testing.T) {
-	got := closestNames("llama-2-7", 3)
+	got := ClosestCatalogNames("llama-2-7", 3)
 	if len(got) == 0 || !strings.HasPrefix(got[0], "llama-2-7b") {
-		t.Errorf("closestNames(llama-2-7) = %v, want llama-2-7b first", got)
+		t.Errorf("ClosestCatalogNames(llama-2-7) = %v, want llama-2-7b first", got)
 	}
-	got = closestNames("mistrl-7b", 3)
+	got = ClosestCatalogNames("mistrl-7b", 3)
 	if len(got) == 0 || got[0] != "mistral-7b" {
-		t.Errorf("closestNames(mistrl-7b) = %v", got)
+		t.Errorf("ClosestCatalogNames(mistrl-7b) = %v", got)
 	}
 }

@@ -1,9 +1,25 @@
 // Package fit estimates the GPU memory a training or inference job needs and, in
-// recommend*.go, matches it to priced offers. It is pure computation over plain values:
-// ResolveModel turns a name, Hub id, config.json path or parameter count into a *Model once
-// (parsing JSON, counting parameters, deriving per-layer activation tensors), and
-// Estimate(model, job) then does arithmetic only, so the recommender can call it for every
-// GPU count and every step of its savings ladder (BenchmarkEstimate: ~1-2 µs).
+// recommend.go, matches it to priced offers. It is pure computation over plain values: it
+// imports only pricing and the standard library, reads no files, environment or network
+// (the embedded built-in catalog is data), and says nothing about commands; freshness of
+// prices and what to run next are the caller's to say.
+//
+// The map of the package:
+//
+//   - job.go: Job, the one job type (the CONTRACT's job flags, and resolved in
+//     Result.Job), its typed knobs (Task, Precision, Quant, Shard, Offload, …) and
+//     JobParams, the one list of job flags with their parsers. A new job flag is an entry
+//     in JobParams and a Job field, plus its physics in Estimate.
+//   - model.go, hfconfig.go, params.go: *Model, derived once from a config.json byte slice
+//     (ModelFromConfig) or a parameter count (ModelFromParams), so that Estimate does
+//     arithmetic only. catalog.go holds the embedded built-in models (CatalogModel).
+//     Finding a model by name, path or Hub id is package modelref's job.
+//   - estimate.go: Estimate(model, job): resolve (defaults and impossible combinations,
+//     one named step per concern), then the training, inference or image-generation
+//     breakdown (BenchmarkEstimate: ~1-2 µs, so the recommender calls it for every GPU
+//     count and every step of its savings ladder).
+//   - recommend.go: Recommend ranks offers by price or job cost, builds the savings ladder
+//     and the nearest miss. Errors about one flag name it as pricing.Error.Param.
 //
 // # Memory model (per GPU)
 //

@@ -3,6 +3,7 @@ package fit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pickergpu/picker/pricing"
@@ -61,7 +62,7 @@ const (
 // memory is GiB (2^30 bytes) per GPU unless named otherwise.
 type Result struct {
 	Model           ModelInfo `json:"model"`
-	Job             JobInfo   `json:"job"`
+	Job             Job       `json:"job"` // resolved: every default filled
 	TrainableParams int64     `json:"trainable_params"`
 	Breakdown       Breakdown `json:"breakdown_gib"`
 	// PeakAllocatedGiB is what torch.cuda.max_memory_allocated() would report per GPU: the
@@ -84,26 +85,6 @@ type ModelInfo struct {
 	Architecture string `json:"architecture"`
 	Params       int64  `json:"params"`
 	ActiveParams int64  `json:"active_params"`
-}
-
-// JobInfo is the job with every flag resolved (snake_case keys).
-type JobInfo struct {
-	Task        string   `json:"task"`
-	Precision   string   `json:"precision"`
-	Quant       string   `json:"quant"`
-	DoubleQuant bool     `json:"double_quant"`
-	Optimizer   string   `json:"optimizer"`
-	Batch       int      `json:"batch"`
-	SeqLen      int      `json:"seq_len"`
-	GradCkpt    bool     `json:"grad_ckpt"`
-	Attention   string   `json:"attention"`
-	LoRAR       int      `json:"lora_r"`
-	LoRATargets []string `json:"lora_targets"`
-	GPUs        int      `json:"gpus"`
-	Shard       string   `json:"shard"`
-	Offload     string   `json:"offload"`
-	Resolution  string   `json:"resolution"`
-	Images      int      `json:"images"`
 }
 
 // Breakdown splits the peak per GPU. Workspace holds logits and loss, prefill and decode
@@ -131,43 +112,66 @@ type resolved struct {
 	loraDropout float64
 }
 
-func (r *resolved) quantB0() bool { return r.Quant != "none" && r.Quant != "" }
-
-func invalid(format string, args ...any) error {
-	return pricing.Errorf(pricing.Invalid, format, args...)
+// invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
+func invalid(param, format string, args ...any) error {
+	return pricing.ParamErrorf(pricing.Invalid, param, format, args...)
 }
 
-// resolve fills defaults and rejects impossible combinations.
+func (r *resolved) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// resolve fills defaults and rejects impossible combinations, one concern per step; the
+// order matters (the precision default depends on the task, the weight bytes on the
+// quantization, the sharding default on the GPU count).
 func resolve(m *Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
-	note := func(format string, args ...any) { r.notes = append(r.notes, fmt.Sprintf(format, args...)) }
+	for _, step := range []func(*Model, *resolved) error{
+		resolveTask, resolvePrecision, resolveQuant, resolveRuntime, resolveParallelism, resolveGradCkpt, resolveLength, resolveLoRA,
+	} {
+		if err := step(m, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// resolveTask defaults the task and matches it to the kind of model.
+func resolveTask(m *Model, r *resolved) error {
 	diffusion := m.Kind == KindDiffusion
 	if r.Task == "" {
 		r.Task = TaskInference
 	}
 	if diffusion && r.Task == TaskInference {
 		r.Task = TaskImageGen
-		note("task inference on an image pipeline means image-gen")
+		r.note("task inference on an image pipeline means image-gen")
 	}
 	switch {
 	case diffusion && r.Task != TaskImageGen:
-		return nil, invalid("--task %s: %s is an image pipeline; only --task image-gen is modelled for it", r.Task, m.Name)
+		return invalid("task", "--task %s: %s is an image pipeline; only --task image-gen is modelled for it", r.Task, m.Name)
 	case !diffusion && r.Task == TaskImageGen:
-		return nil, invalid("--task image-gen: %s is a language model, not an image pipeline (try sd-1.5, sdxl-base or flux.1-dev)", m.Name)
-	case !diffusion && (r.Width != 0 || r.Images != 0):
-		return nil, invalid("--resolution/--images apply to image generation; %s is a language model", m.Name)
+		return invalid("task", "--task image-gen: %s is a language model, not an image pipeline (try sd-1.5, sdxl-base or flux.1-dev)", m.Name)
+	case !diffusion && !r.Resolution.IsZero():
+		return invalid("resolution", "--resolution/--images apply to image generation; %s is a language model", m.Name)
+	case !diffusion && r.Images != 0:
+		return invalid("images", "--resolution/--images apply to image generation; %s is a language model", m.Name)
 	case m.Kind == KindEncoder && r.Task == TaskInference && r.GradCkpt:
-		return nil, invalid("--grad-ckpt applies to training, not --task inference")
+		return invalid("grad-ckpt", "--grad-ckpt applies to training, not --task inference")
 	}
+	return nil
+}
+
+// resolvePrecision defaults the precision and derives the bytes of activations and of
+// stored weights.
+func resolvePrecision(_ *Model, r *resolved) error {
 	training := r.IsTraining()
 	if r.Precision == "" {
+		r.Precision = "bf16"
 		if training {
 			r.Precision = "bf16-mixed"
-		} else {
-			r.Precision = "bf16"
 		}
 	}
-	r.mixed = strings.HasSuffix(r.Precision, "-mixed")
+	r.mixed = r.Precision.Mixed()
 	r.b = 2
 	if r.Precision == "fp32" {
 		r.b = 4
@@ -176,32 +180,38 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	// fp32 master copy is accounted with the optimizer (ZeRO paper, 2+2+12). Inference with
 	// a -mixed precision runs autocast over fp32 weights.
 	r.store = r.b
-	if r.mixed && (!training || j.Task == TaskLoRA) {
+	if r.mixed && (!training || r.Task == TaskLoRA) {
 		r.store = 4
 	}
+	return nil
+}
+
+// resolveQuant defaults the quantization, checks it against the task, and sets the
+// bytes per quantized weight.
+func resolveQuant(m *Model, r *resolved) error {
 	if r.Quant == "" {
-		r.Quant = "none"
+		r.Quant = QuantNone
 		if r.Task == TaskQLoRA {
 			r.Quant = "nf4"
 		}
 	}
 	switch {
-	case r.Task == TaskQLoRA && (r.Quant == "none" || r.Quant == "int8"):
-		return nil, invalid("--task qlora --quant %s: QLoRA trains adapters over a 4-bit base (nf4, fp4 or int4); use --task lora for a %s base", r.Quant, r.Quant)
+	case r.Task == TaskQLoRA && (!r.Quant.Quantized() || r.Quant == "int8"):
+		return invalid("quant", "--task qlora --quant %s: QLoRA trains adapters over a 4-bit base (nf4, fp4 or int4); use --task lora for a %s base", r.Quant, r.Quant)
 	case r.Task == TaskQLoRA && r.Precision == "fp32":
-		return nil, invalid("--task qlora --precision fp32: QLoRA computes in 16 bits over 4-bit weights; use bf16-mixed (default), bf16, fp16 or fp16-mixed")
-	case r.Task == TaskFullFT && r.Quant != "none":
-		return nil, invalid("--task full-ft --quant %s: quantized weights cannot be fully fine-tuned; use --task qlora or --quant none", r.Quant)
+		return invalid("precision", "--task qlora --precision fp32: QLoRA computes in 16 bits over 4-bit weights; use bf16-mixed (default), bf16, fp16 or fp16-mixed")
+	case r.Task == TaskFullFT && r.Quant.Quantized():
+		return invalid("quant", "--task full-ft --quant %s: quantized weights cannot be fully fine-tuned; use --task qlora or --quant none", r.Quant)
 	case r.DoubleQuant && r.Quant != "nf4" && r.Quant != "fp4":
-		return nil, invalid("--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
-	case diffusion && r.Quant == "int4":
-		return nil, invalid("--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
+		return invalid("double-quant", "--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
+	case m.Kind == KindDiffusion && r.Quant == "int4":
+		return invalid("quant", "--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
 	}
-	if r.quantB0() && r.mixed && training {
+	if r.Quant.Quantized() && r.mixed && r.IsTraining() {
 		r.store = 2
 	}
-	if r.Task == TaskLoRA && r.Quant != "none" {
-		note("LoRA over a %s base is QLoRA-style: the quantized layers keep their inputs for the backward pass", r.Quant)
+	if r.Task == TaskLoRA && r.Quant.Quantized() {
+		r.note("LoRA over a %s base is QLoRA-style: the quantized layers keep their inputs for the backward pass", r.Quant)
 	}
 	switch r.Quant {
 	case "int8":
@@ -214,6 +224,11 @@ func resolve(m *Model, j Job) (*resolved, error) {
 	case "int4":
 		r.quantB = bytesInt4
 	}
+	return nil
+}
+
+// resolveRuntime defaults the optimizer, micro-batch, GPU count and attention kernel.
+func resolveRuntime(_ *Model, r *resolved) error {
 	if r.Optimizer == "" {
 		r.Optimizer = "adamw"
 	}
@@ -227,49 +242,66 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		r.Attention = "sdpa"
 	}
 	if r.Attention == "flash" && r.Precision == "fp32" {
-		return nil, invalid("--attention flash --precision fp32: FlashAttention kernels run in fp16/bf16 only; use sdpa or a 16-bit precision")
+		return invalid("attention", "--attention flash --precision fp32: FlashAttention kernels run in fp16/bf16 only; use sdpa or a 16-bit precision")
 	}
+	return nil
+}
+
+// resolveGradCkpt rejects checkpointing where nothing is kept for backward.
+func resolveGradCkpt(_ *Model, r *resolved) error {
+	if r.GradCkpt && !r.IsTraining() {
+		return invalid("grad-ckpt", "--grad-ckpt applies to training, not --task %s", r.Task)
+	}
+	return nil
+}
+
+// resolveParallelism defaults sharding and offload and checks them against the task.
+func resolveParallelism(m *Model, r *resolved) error {
+	training, diffusion := r.IsTraining(), m.Kind == KindDiffusion
 	if r.Shard == "" {
-		r.Shard = "none"
+		r.Shard = ShardNone
 		if !training && r.GPUs > 1 && !diffusion {
 			r.Shard = "tp"
 		}
 	}
 	if r.Offload == "" {
-		r.Offload = "none"
+		r.Offload = OffloadNone
 	}
 	switch {
-	case !training && r.Shard != "none" && r.Shard != "tp":
-		return nil, invalid("--shard %s with --task %s: ZeRO/FSDP shard training states; inference uses --shard tp (or none for one replica per GPU)", r.Shard, r.Task)
+	case !training && r.Shard.Sharded() && r.Shard != "tp":
+		return invalid("shard", "--shard %s with --task %s: ZeRO/FSDP shard training states; inference uses --shard tp (or none for one replica per GPU)", r.Shard, r.Task)
 	case training && r.Shard == "tp":
-		return nil, invalid("--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
+		return invalid("shard", "--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
 	case diffusion && r.Shard == "tp" && r.GPUs > 1:
-		return nil, invalid("--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
-	case !training && r.Offload != "none":
-		return nil, invalid("--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
-	case r.Offload == "optimizer" && r.Shard == "none":
-		return nil, invalid("--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
+		return invalid("shard", "--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
+	case !training && r.Offload.Enabled():
+		return invalid("offload", "--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
+	case r.Offload == "optimizer" && !r.Shard.Sharded():
+		return invalid("offload", "--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
 	case r.Offload == "optimizer+params" && r.Shard != "zero3" && r.Shard != "fsdp":
-		return nil, invalid("--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
+		return invalid("offload", "--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
 	}
-	if r.GPUs > 1 && r.Shard == "none" && !training {
-		note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
+	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
+		r.note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
 	}
-	if r.GradCkpt && !training {
-		return nil, invalid("--grad-ckpt applies to training, not --task %s", r.Task)
-	}
-	// Sequence length.
-	if diffusion {
+	return nil
+}
+
+// resolveLength defaults the sequence length (capped at the model's context) or, for
+// image pipelines, the resolution and image count.
+func resolveLength(m *Model, r *resolved) error {
+	switch {
+	case m.Kind == KindDiffusion:
 		if r.SeqLen != 0 {
-			return nil, invalid("--seq-len applies to language models; image pipelines take --resolution")
+			return invalid("seq-len", "--seq-len applies to language models; image pipelines take --resolution")
 		}
 		if r.Images == 0 {
 			r.Images = 1
 		}
-		if r.Width == 0 {
-			r.Width, r.Height = m.pipe.DefaultResolution, m.pipe.DefaultResolution
+		if r.Resolution.IsZero() {
+			r.Resolution = Resolution{m.pipe.DefaultResolution, m.pipe.DefaultResolution}
 		}
-	} else if r.SeqLen == 0 {
+	case r.SeqLen == 0:
 		r.SeqLen = 2048
 		switch m.Kind {
 		case KindEncoder, KindSeq2Seq:
@@ -278,60 +310,57 @@ func resolve(m *Model, j Job) (*resolved, error) {
 		if m.maxPos > 0 && int64(r.SeqLen) > m.maxPos {
 			r.SeqLen = int(m.maxPos)
 		}
-	} else if m.maxPos > 0 && int64(r.SeqLen) > m.maxPos {
-		note("seq-len %d exceeds the model's max_position_embeddings %d (needs RoPE scaling or fails for learned positions)", r.SeqLen, m.maxPos)
+	case m.maxPos > 0 && int64(r.SeqLen) > m.maxPos:
+		r.note("seq-len %d exceeds the model's max_position_embeddings %d (needs RoPE scaling or fails for learned positions)", r.SeqLen, m.maxPos)
 	}
-	// LoRA.
-	if r.Task == TaskLoRA || r.Task == TaskQLoRA {
-		if r.LoRARank == 0 {
-			r.LoRARank = 8
-		}
-		t, err := m.loraTargets(r.LoRATargets)
-		if err != nil {
-			return nil, err
-		}
-		r.targets = t
-		r.trainable = m.loraParams(t, int64(r.LoRARank))
-		r.loraDropout = m.loraDropoutPerToken(t, r.b)
-		if r.trainable == 0 {
-			return nil, invalid("--lora-targets %s: no linear layer of %s matches", r.LoRATargets, m.Name)
-		}
-	} else {
-		r.LoRARank, r.LoRATargets = 0, ""
+	return nil
+}
+
+// resolveLoRA picks the adapted modules and counts the trainable parameters.
+func resolveLoRA(m *Model, r *resolved) error {
+	if r.Task != TaskLoRA && r.Task != TaskQLoRA {
+		r.LoRARank, r.LoRATargets = 0, []string{}
 		if r.Task == TaskFullFT {
 			r.trainable = m.params
 		}
+		return nil
 	}
-	return r, nil
+	if r.LoRARank == 0 {
+		r.LoRARank = 8
+	}
+	spec := r.LoRATargets
+	t, err := m.loraTargets(spec)
+	if err != nil {
+		return err
+	}
+	r.targets = t
+	r.LoRATargets = append([]string{}, t...)
+	r.trainable = m.loraParams(t, int64(r.LoRARank))
+	r.loraDropout = m.loraDropoutPerToken(t, r.b)
+	if r.trainable == 0 {
+		return invalid("lora-targets", "--lora-targets %s: no linear layer of %s matches", strings.Join(spec, ","), m.Name)
+	}
+	return nil
 }
 
-func (m *Model) loraTargets(spec string) ([]string, error) {
-	if m.Kind == KindParams {
-		if spec != "" && !strings.EqualFold(spec, "all-linear") {
-			return nil, invalid("--lora-targets %s: %s has no known architecture (only --params); use the default or all-linear", spec, m.Name)
-		}
+func (m *Model) loraTargets(spec []string) ([]string, error) {
+	allLinear := len(spec) == 1 && strings.EqualFold(spec[0], "all-linear")
+	if m.Kind == KindParams && len(spec) > 0 && !allLinear {
+		return nil, invalid("lora-targets", "--lora-targets %s: %s has no known architecture (only --params); use the default or all-linear", strings.Join(spec, ","), m.Name)
 	}
-	if spec == "" {
+	switch {
+	case len(spec) == 0:
 		return m.defaultTargets, nil
-	}
-	if strings.EqualFold(spec, "all-linear") {
+	case allLinear:
 		return m.LoRAModules(), nil
 	}
-	parts := strings.Split(spec, ",")
 	avail := m.LoRAModules()
-	for _, p := range parts {
-		found := false
-		for _, a := range avail {
-			if a == p {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return nil, invalid("--lora-targets: %s has no linear layer named %q (it has: %s, or all-linear)", m.Name, p, strings.Join(avail, ", "))
+	for _, p := range spec {
+		if !slices.Contains(avail, p) {
+			return nil, invalid("lora-targets", "--lora-targets: %s has no linear layer named %q (it has: %s, or all-linear)", m.Name, p, strings.Join(avail, ", "))
 		}
 	}
-	return parts, nil
+	return spec, nil
 }
 
 // loraParams is PEFT's trainable count: r*(d_in+d_out) for every targeted linear layer.
@@ -405,13 +434,8 @@ func Estimate(m *Model, job Job) (*Result, error) {
 	static := bd.Weights + bd.Gradients + bd.Optimizer + bd.KVCache
 	alloc := allocStaticFrac*static + allocDynamicFrac*(bd.Activations+bd.Workspace)
 	res := &Result{
-		Model: ModelInfo{Name: m.Name, HFID: m.HFID, Architecture: m.Architecture, Params: m.params, ActiveParams: m.active},
-		Job: JobInfo{
-			Task: r.Task, Precision: r.Precision, Quant: r.Quant, DoubleQuant: r.DoubleQuant, Optimizer: r.Optimizer,
-			Batch: r.Batch, SeqLen: r.SeqLen, GradCkpt: r.GradCkpt, Attention: r.Attention, LoRAR: r.LoRARank,
-			LoRATargets: append([]string{}, r.targets...), GPUs: r.GPUs, Shard: r.Shard, Offload: r.Offload,
-			Resolution: resolutionString(r.Width, r.Height), Images: r.Images,
-		},
+		Model:           ModelInfo{Name: m.Name, HFID: m.HFID, Architecture: m.Architecture, Params: m.params, ActiveParams: m.active},
+		Job:             r.Job,
 		TrainableParams: r.trainable,
 		Breakdown: Breakdown{
 			Weights: round3(bd.Weights / gib), Gradients: round3(bd.Gradients / gib), Optimizer: round3(bd.Optimizer / gib),
@@ -439,8 +463,8 @@ func standardNotes(m *Model, r *resolved) []string {
 	}
 	if r.IsTraining() {
 		switch {
-		case r.mixed && r.Shard == "none":
-			add("mixed precision with PyTorch AMP: fp32 weights + a %s autocast copy, fp32 gradients, fp32 optimizer states", strings.TrimSuffix(r.Precision, "-mixed"))
+		case r.mixed && !r.Shard.Sharded():
+			add("mixed precision with PyTorch AMP: fp32 weights + a %s autocast copy, fp32 gradients, fp32 optimizer states", strings.TrimSuffix(string(r.Precision), "-mixed"))
 		case r.mixed:
 			add("mixed precision as in the ZeRO paper: 16-bit weights and gradients, fp32 master weights with the optimizer states (2+2+12 bytes/param for AdamW)")
 		case r.Precision != "fp32":
@@ -468,7 +492,7 @@ func standardNotes(m *Model, r *resolved) []string {
 		if r.Optimizer == "paged-adamw-8bit" {
 			add("paged optimizer states live in CUDA unified memory: counted on the device, though torch.cuda.max_memory_allocated does not see them")
 		}
-		if r.GPUs > 1 && r.Shard == "none" {
+		if r.GPUs > 1 && !r.Shard.Sharded() {
 			add("DDP: gradient buckets hold a second copy of the gradients (gradient_as_bucket_view=False, the default)")
 		}
 	} else if m.Kind != KindDiffusion {
@@ -575,25 +599,45 @@ func (r *resolved) scoreBytes(s *stack, q, k float64) float64 {
 	return float64(r.Batch) * float64(s.heads) * q * k * per
 }
 
-func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
-	var bd Breakdown
-	g := float64(r.GPUs)
-	P := float64(m.params)
-	T := float64(r.trainable)
-	full := r.Task == TaskFullFT
-	amp := r.mixed && r.Shard == "none"
+// trainMem is a training job's memory per GPU in bytes, filled step by step by
+// estimateTraining.
+type trainMem struct {
+	weights, adapters, autocastCache, gathered float64
+	grads, opt, stepTemp                       float64
+	act, ws, cpu                               float64
+}
 
-	// Weights.
-	weights := m.weightBytes(r)
-	var autocastCache float64
-	if full && amp {
+// estimateTraining sums a training job's memory: weights, gradients and optimizer states,
+// then sharding and offload move parts of them, then activations and workspace.
+func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
+	var t trainMem
+	t.trainWeights(m, r)
+	t.trainGrads(r)
+	t.optimizerStates(m, r)
+	t.shard(m, r)
+	t.offload(m, r)
+	t.activations(m, r)
+	return Breakdown{Weights: t.weights + t.adapters + t.gathered, Gradients: t.grads, Optimizer: t.opt,
+		Activations: t.act, Workspace: t.ws}, t.cpu
+}
+
+// amp reports plain PyTorch AMP: mixed precision without ZeRO/FSDP, which keeps fp32
+// weights and gradients.
+func (r *resolved) amp() bool { return r.mixed && !r.Shard.Sharded() }
+
+// trainWeights: the stored weights, autocast's half copies and the LoRA adapters.
+func (t *trainMem) trainWeights(m *Model, r *resolved) {
+	P, T := float64(m.params), float64(r.trainable)
+	full := r.Task == TaskFullFT
+	t.weights = m.weightBytes(r)
+	if full && r.amp() {
 		// fp32 model + autocast's cached half copies of trainable weights, which live until
 		// the forward pass leaves the autocast region (torch.autocast caches casts of leaf
 		// tensors that require grad; frozen weights are cast on the fly).
-		autocastCache = P * 2
-		weights = P*4 + autocastCache
+		t.autocastCache = P * 2
+		t.weights = P*4 + t.autocastCache
 	}
-	if !full && amp && r.store == 4 && r.quantB == 0 && !r.GradCkpt {
+	if !full && r.amp() && r.store == 4 && r.quantB == 0 && !r.GradCkpt {
 		// A frozen fp32 base under autocast: every linear layer's half-precision cast of its
 		// weight is saved by autograd for the backward pass (the input's gradient needs the
 		// weight), so all casts live from their forward to their backward: +2 bytes per
@@ -602,121 +646,132 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 		// (issue 8, fit/testdata/measured_gpu.csv lora-m7-r8-mixed-s512: Mistral-7B LoRA r=8
 		// bf16-mixed, fp32 base): 43.0 GiB allocated, 30.1 GiB estimated without this term,
 		// 43.1 with it.
-		autocastCache = float64(m.linearParams+m.headParams) * 2
-		weights += autocastCache
+		t.autocastCache = float64(m.linearParams+m.headParams) * 2
+		t.weights += t.autocastCache
 	}
-	var adapters float64
 	if !full {
 		ab := r.b
 		if r.mixed {
 			ab = 4
 		}
-		adapters = T * ab
+		t.adapters = T * ab
 	}
-	// Gradients.
+}
+
+// trainGrads: gradients of the trainable parameters.
+//
+// Gradients are counted alongside the activations. With gradient accumulation (the
+// usual recipe: LitGPT, HF Trainer with gradient_accumulation_steps > 1) or DDP buckets
+// they persist through the next micro-batch's forward, and the sum is what is measured
+// (calibration lit-hub-27, TinyLlama full-ft bf16 b4 s512 with accumulation: 13.13 GiB,
+// estimate 12.84). A single micro-batch per step with zero_grad(set_to_none=True) peaks
+// lower, since the gradients replace the activations during the backward pass (H200,
+// measured_gpu.csv ft-tl-bf16true-b4-s512, same job without accumulation: 10.76 GiB):
+// the estimate keeps the accumulation case, which errs on the side of fitting.
+func (t *trainMem) trainGrads(r *resolved) {
 	gradB := r.b
-	if amp {
+	if r.amp() || (r.Task != TaskFullFT && r.mixed) {
 		gradB = 4
 	}
-	if !full && r.mixed {
-		gradB = 4
-	}
-	grads := T * gradB
-	// Gradients are counted alongside the activations. With gradient accumulation (the
-	// usual recipe: LitGPT, HF Trainer with gradient_accumulation_steps > 1) or DDP buckets
-	// they persist through the next micro-batch's forward, and the sum is what is measured
-	// (calibration lit-hub-27, TinyLlama full-ft bf16 b4 s512 with accumulation: 13.13 GiB,
-	// estimate 12.84). A single micro-batch per step with zero_grad(set_to_none=True) peaks
-	// lower, since the gradients replace the activations during the backward pass (H200,
-	// measured_gpu.csv ft-tl-bf16true-b4-s512, same job without accumulation: 10.76 GiB):
-	// the estimate keeps the accumulation case, which errs on the side of fitting.
-	// Optimizer states (+ fp32 master weights under ZeRO-style mixed precision).
+	t.grads = float64(r.trainable) * gradB
+}
+
+// optimizerStates: the optimizer's states (+ fp32 master weights under ZeRO-style mixed
+// precision) and the temporaries of its step.
+func (t *trainMem) optimizerStates(m *Model, r *resolved) {
+	T := float64(r.trainable)
+	full := r.Task == TaskFullFT
 	stateB := 4.0
 	if !r.mixed && r.b == 2 {
 		stateB = 2 // true bf16/fp16 training keeps the states in that dtype
 	}
-	var opt, stepTemp float64
 	switch r.Optimizer {
 	case "adamw":
-		opt = 2 * stateB * T  // m and v
-		stepTemp = stateB * T // foreach AdamW materialises sqrt(v) for all params at once
+		t.opt = 2 * stateB * T  // m and v
+		t.stepTemp = stateB * T // foreach AdamW materialises sqrt(v) for all params at once
 	case "adamw-8bit", "paged-adamw-8bit":
-		opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)
+		t.opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)
 	case "adafactor":
-		opt = 4 * float64(m.factoredSize(r, full)) // factored second moment, no momentum (HF default beta1=None)
+		t.opt = 4 * float64(m.factoredSize(r, full)) // factored second moment, no momentum (HF default beta1=None)
 	case "sgd":
 	case "sgd-momentum":
-		opt = stateB * T
+		t.opt = stateB * T
 	}
-	if r.mixed && !amp {
-		opt += 4 * T // fp32 master copy (ZeRO paper's 12 = 4 master + 8 Adam)
+	if r.mixed && !r.amp() {
+		t.opt += 4 * T // fp32 master copy (ZeRO paper's 12 = 4 master + 8 Adam)
 	}
-	if !full && r.mixed && !amp {
-		opt -= 4 * T // adapters are already fp32: no separate master copy
+	if !full && r.mixed && !r.amp() {
+		t.opt -= 4 * T // adapters are already fp32: no separate master copy
 	}
+}
 
-	// Sharding.
-	gathered := 0.0
+// gatherCap is what ZeRO-3/FSDP keep gathered: the layer being computed and the one
+// prefetched, or DeepSpeed's stage3_max_live_parameters when larger.
+func gatherCap(m *Model, r *resolved) float64 {
 	layerBytes := float64(m.dec.layerParams) * r.store
 	if r.quantB > 0 {
 		layerBytes = float64(m.dec.layerParams) * r.quantB
 	}
+	capB := 2 * layerBytes
+	if r.Shard == "zero3" {
+		capB = math.Max(capB, zero3MaxLiveParams*r.store)
+	}
+	return capB
+}
+
+// shard divides states by the GPU count: ZeRO-1 the optimizer, ZeRO-2 also gradients,
+// ZeRO-3/FSDP also parameters, which are gathered a layer or two at a time.
+func (t *trainMem) shard(m *Model, r *resolved) {
+	g := float64(r.GPUs)
 	switch r.Shard {
 	case "zero1":
-		opt /= g
-		stepTemp /= g
+		t.opt /= g
+		t.stepTemp /= g
 	case "zero2":
-		opt /= g
-		grads /= g
-		stepTemp /= g
+		t.opt /= g
+		t.grads /= g
+		t.stepTemp /= g
 	case "zero3", "fsdp":
-		opt /= g
-		grads /= g
-		stepTemp /= g
-		fullW := weights
-		weights /= g
-		adapters /= g
-		// The layer being computed (and the one prefetched) is gathered in full.
-		capB := 2 * layerBytes
-		if r.Shard == "zero3" {
-			capB = math.Max(capB, zero3MaxLiveParams*r.store)
-		}
-		gathered = math.Min(fullW-weights, capB)
+		t.opt /= g
+		t.grads /= g
+		t.stepTemp /= g
+		fullW := t.weights
+		t.weights /= g
+		t.adapters /= g
+		t.gathered = math.Min(fullW-t.weights, gatherCap(m, r))
 	}
-	var cpu float64
+}
+
+// offload moves states (and parameters) to host memory; loading the checkpoint holds one
+// shard in host memory on every GPU's process.
+func (t *trainMem) offload(m *Model, r *resolved) {
+	g, T := float64(r.GPUs), float64(r.trainable)
 	switch r.Offload {
 	case "optimizer":
-		cpu += opt*g + T*4 // states and fp32 gradients for the CPU Adam (ZeRO-Offload)
-		opt, stepTemp = 0, 0
-		grads = 0
+		t.cpu += t.opt*g + T*4 // states and fp32 gradients for the CPU Adam (ZeRO-Offload)
+		t.opt, t.stepTemp, t.grads = 0, 0, 0
 	case "optimizer+params":
-		cpu += opt*g + T*4 + weights*g + adapters*g
-		opt, stepTemp, grads = 0, 0, 0
-		weights, adapters = 0, 0
-		capB := 2 * layerBytes
-		if r.Shard == "zero3" {
-			capB = math.Max(capB, zero3MaxLiveParams*r.store)
-		}
-		gathered = math.Min(m.weightBytes(r), capB)
+		t.cpu += t.opt*g + T*4 + t.weights*g + t.adapters*g
+		t.opt, t.stepTemp, t.grads = 0, 0, 0
+		t.weights, t.adapters = 0, 0
+		t.gathered = math.Min(m.weightBytes(r), gatherCap(m, r))
 	}
-	cpu += math.Min(m.weightBytes(r), checkpointShardBytes) * g
+	t.cpu += math.Min(m.weightBytes(r), checkpointShardBytes) * g
+}
 
-	bd.Weights = weights + adapters + gathered
-	bd.Gradients = grads
-	bd.Optimizer = opt
-
-	// Activations.
+// activations: what every layer keeps for backward, the embedding output, and the
+// workspace of logits and loss, DDP buckets and the optimizer step.
+func (t *trainMem) activations(m *Model, r *resolved) {
 	B, S := float64(r.Batch), float64(r.SeqLen)
 	tokens := B * S
-	act := stackActivations(m, r, &m.dec, tokens, S, S)
+	t.act = stackActivations(m, r, &m.dec, tokens, S, S)
 	if m.enc != nil {
-		act += stackActivations(m, r, m.enc, tokens, S, S)
+		t.act += stackActivations(m, r, m.enc, tokens, S, S)
 	}
-	act += tokens * float64(m.hidden) * r.b // embedding output
+	t.act += tokens * float64(m.hidden) * r.b // embedding output
 	// Logits and loss (transformers >= 4.46 ForCausalLMLoss): the LM head's output in the
 	// compute dtype (kept by the model output), its fp32 upcast, the fp32 log-softmax that
 	// cross-entropy keeps for backward, and the fp32 gradient of the logits.
-	var ws float64
 	if m.Kind == KindCausalLM || m.Kind == KindSeq2Seq || m.Kind == KindParams {
 		perTok := r.b + 4 + 4
 		if r.b < 4 {
@@ -725,19 +780,16 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 		if m.logitSoftcap {
 			perTok += 2 * 4 // tanh soft-capping keeps its fp32 input and output
 		}
-		ws = tokens * float64(m.vocab) * perTok
+		t.ws = tokens * float64(m.vocab) * perTok
 	}
-	if r.GPUs > 1 && r.Shard == "none" {
-		ws += grads // DDP gradient buckets
+	if r.GPUs > 1 && !r.Shard.Sharded() {
+		t.ws += t.grads // DDP gradient buckets
 	}
 	// The optimizer step runs after the activations (and the autocast cache) are freed: it
 	// only raises the peak when its temporaries exceed them.
-	if extra := stepTemp - act - ws - autocastCache; extra > 0 {
-		ws += extra
+	if extra := t.stepTemp - t.act - t.ws - t.autocastCache; extra > 0 {
+		t.ws += extra
 	}
-	bd.Activations = act
-	bd.Workspace = ws
-	return bd, cpu
 }
 
 func stackActivations(m *Model, r *resolved, s *stack, tokens, seq, kvSeq float64) float64 {
@@ -848,7 +900,7 @@ func estimateImage(m *Model, r *resolved) Breakdown {
 			weights += n * r.store
 		}
 	}
-	W, H := float64(r.Width), float64(r.Height)
+	W, H := float64(r.Resolution.Width), float64(r.Resolution.Height)
 	imgs := float64(r.Images)
 	batch := imgs
 	if p.CFG {

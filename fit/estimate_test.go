@@ -23,23 +23,24 @@ func TestImpossibleJobs(t *testing.T) {
 		model string
 		job   Job
 		why   string
+		param string // the flag the error names as data (pricing.Error.Param)
 	}{
-		{"llama-2-7b", Job{Task: TaskInference, Shard: "zero3", GPUs: 2}, "ZeRO/FSDP shard training states"},
-		{"llama-2-7b", Job{Task: TaskQLoRA, Precision: "fp32"}, "QLoRA computes in 16 bits"},
-		{"llama-2-7b", Job{Task: TaskQLoRA, Quant: "none"}, "4-bit base"},
-		{"llama-2-7b", Job{Task: TaskFullFT, Quant: "nf4"}, "cannot be fully fine-tuned"},
-		{"llama-2-7b", Job{Width: 512, Height: 512}, "language model"},
-		{"llama-2-7b", Job{Task: TaskImageGen}, "not an image pipeline"},
-		{"sd-1.5", Job{Task: TaskFullFT}, "only --task image-gen"},
-		{"sd-1.5", Job{Task: TaskImageGen, SeqLen: 77}, "--seq-len"},
-		{"llama-2-7b", Job{DoubleQuant: true, Quant: "int8"}, "--double-quant"},
-		{"llama-2-7b", Job{Task: TaskFullFT, Precision: "fp32", Attention: "flash"}, "FlashAttention"},
-		{"llama-2-7b", Job{Task: TaskFullFT, Shard: "tp", GPUs: 2}, "tensor parallelism"},
-		{"llama-2-7b", Job{Task: TaskFullFT, Offload: "optimizer"}, "needs ZeRO or FSDP"},
-		{"llama-2-7b", Job{Task: TaskFullFT, Shard: "zero2", Offload: "optimizer+params"}, "zero3 or fsdp"},
-		{"llama-2-7b", Job{Task: TaskInference, Offload: "optimizer"}, "needs a training task"},
-		{"llama-2-7b", Job{Task: TaskInference, GradCkpt: true}, "applies to training"},
-		{"llama-2-7b", Job{Task: TaskLoRA, LoRATargets: "query_key_value"}, `no linear layer named "query_key_value"`},
+		{"llama-2-7b", Job{Task: TaskInference, Shard: "zero3", GPUs: 2}, "ZeRO/FSDP shard training states", "shard"},
+		{"llama-2-7b", Job{Task: TaskQLoRA, Precision: "fp32"}, "QLoRA computes in 16 bits", "precision"},
+		{"llama-2-7b", Job{Task: TaskQLoRA, Quant: "none"}, "4-bit base", "quant"},
+		{"llama-2-7b", Job{Task: TaskFullFT, Quant: "nf4"}, "cannot be fully fine-tuned", "quant"},
+		{"llama-2-7b", Job{Resolution: Resolution{512, 512}}, "language model", "resolution"},
+		{"llama-2-7b", Job{Task: TaskImageGen}, "not an image pipeline", "task"},
+		{"sd-1.5", Job{Task: TaskFullFT}, "only --task image-gen", "task"},
+		{"sd-1.5", Job{Task: TaskImageGen, SeqLen: 77}, "--seq-len", "seq-len"},
+		{"llama-2-7b", Job{DoubleQuant: true, Quant: "int8"}, "--double-quant", "double-quant"},
+		{"llama-2-7b", Job{Task: TaskFullFT, Precision: "fp32", Attention: "flash"}, "FlashAttention", "attention"},
+		{"llama-2-7b", Job{Task: TaskFullFT, Shard: "tp", GPUs: 2}, "tensor parallelism", "shard"},
+		{"llama-2-7b", Job{Task: TaskFullFT, Offload: "optimizer"}, "needs ZeRO or FSDP", "offload"},
+		{"llama-2-7b", Job{Task: TaskFullFT, Shard: "zero2", Offload: "optimizer+params"}, "zero3 or fsdp", "offload"},
+		{"llama-2-7b", Job{Task: TaskInference, Offload: "optimizer"}, "needs a training task", "offload"},
+		{"llama-2-7b", Job{Task: TaskInference, GradCkpt: true}, "applies to training", "grad-ckpt"},
+		{"llama-2-7b", Job{Task: TaskLoRA, LoRATargets: []string{"query_key_value"}}, `no linear layer named "query_key_value"`, "lora-targets"},
 	}
 	for _, tt := range tests {
 		_, err := Estimate(catModel(t, tt.model), tt.job)
@@ -49,6 +50,9 @@ func TestImpossibleJobs(t *testing.T) {
 		}
 		if pricing.ErrorCode(err) != pricing.Invalid {
 			t.Errorf("%s %+v: code %s, want invalid", tt.model, tt.job, pricing.ErrorCode(err))
+		}
+		if got := pricing.ErrorParam(err); got != tt.param {
+			t.Errorf("%s %+v: error names parameter %q, want %q", tt.model, tt.job, got, tt.param)
 		}
 		if !strings.Contains(err.Error(), tt.why) {
 			t.Errorf("%s %+v: error %q lacks %q", tt.model, tt.job, err, tt.why)
@@ -194,8 +198,8 @@ func TestPhysics(t *testing.T) {
 	}
 	// Image generation: SDXL at 1024x1024 needs more than at 512x512.
 	big := est("sdxl-base", Job{Task: TaskImageGen})
-	small := est("sdxl-base", Job{Task: TaskImageGen, Width: 512, Height: 512})
-	if big.Job.Resolution != "1024x1024" || !(big.PeakAllocatedGiB > small.PeakAllocatedGiB) {
+	small := est("sdxl-base", Job{Task: TaskImageGen, Resolution: Resolution{512, 512}})
+	if big.Job.Resolution.String() != "1024x1024" || !(big.PeakAllocatedGiB > small.PeakAllocatedGiB) {
 		t.Errorf("sdxl: %s %.2f vs 512 %.2f", big.Job.Resolution, big.PeakAllocatedGiB, small.PeakAllocatedGiB)
 	}
 	// A raw parameter count estimates weights from the exact count.

@@ -144,7 +144,11 @@ func (c *hfConfig) modelType() (string, error) {
 			}
 		}
 	}
-	if cls, _ := c.optString("", "_class_name"); cls != "" {
+	cls, err := c.optString("", "_class_name")
+	if err != nil {
+		return "", err
+	}
+	if cls != "" {
 		return "", pricing.Errorf(pricing.Invalid, "%s: %s is a diffusers component config, not a model; use a catalog image model (sd-1.5, sdxl-base, flux.1-dev)", c.src, cls)
 	}
 	return "", pricing.Errorf(pricing.Invalid, "%s: missing field \"model_type\" (and no known \"architectures\" entry)", c.src)

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,52 +10,105 @@ import (
 	"github.com/pickergpu/picker/pricing"
 )
 
+// The job's enumerated knobs are named string types: the JSON and CSV outputs print them
+// as they are, the parser accepts only the listed values, and the methods answer the
+// questions the estimator asks ("is it quantized?", "is it sharded?") in one place, so
+// no caller compares with "" or "none".
+type (
+	Task      string // --task
+	Precision string // --precision
+	Quant     string // --quant
+	Optimizer string // --optimizer
+	Attention string // --attention
+	Shard     string // --shard
+	Offload   string // --offload
+)
+
 // Task values (CONTRACT --task).
 const (
-	TaskInference = "inference"
-	TaskFullFT    = "full-ft"
-	TaskLoRA      = "lora"
-	TaskQLoRA     = "qlora"
-	TaskImageGen  = "image-gen"
+	TaskInference Task = "inference"
+	TaskFullFT    Task = "full-ft"
+	TaskLoRA      Task = "lora"
+	TaskQLoRA     Task = "qlora"
+	TaskImageGen  Task = "image-gen"
+)
+
+// The "nothing" value of the knobs that have one; "" means the same (the default).
+const (
+	QuantNone   Quant   = "none"
+	ShardNone   Shard   = "none"
+	OffloadNone Offload = "none"
 )
 
 // Allowed values of the enumerated job flags, in the CONTRACT's order.
 var (
-	Tasks       = []string{TaskInference, TaskFullFT, TaskLoRA, TaskQLoRA, TaskImageGen}
-	Precisions  = []string{"fp32", "fp16", "bf16", "fp16-mixed", "bf16-mixed"}
-	Quants      = []string{"none", "int8", "nf4", "fp4", "int4"}
-	Optimizers  = []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum"}
-	Attentions  = []string{"eager", "sdpa", "flash"}
-	Shards      = []string{"none", "zero1", "zero2", "zero3", "fsdp", "tp"}
-	Offloads    = []string{"none", "optimizer", "optimizer+params"}
-	JobFlagKeys = []string{"task", "precision", "quant", "double-quant", "optimizer", "batch", "seq-len", "grad-ckpt",
-		"attention", "lora-r", "lora-targets", "gpus", "shard", "offload", "resolution", "images"}
+	Tasks      = []Task{TaskInference, TaskFullFT, TaskLoRA, TaskQLoRA, TaskImageGen}
+	Precisions = []Precision{"fp32", "fp16", "bf16", "fp16-mixed", "bf16-mixed"}
+	Quants     = []Quant{QuantNone, "int8", "nf4", "fp4", "int4"}
+	Optimizers = []Optimizer{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum"}
+	Attentions = []Attention{"eager", "sdpa", "flash"}
+	Shards     = []Shard{ShardNone, "zero1", "zero2", "zero3", "fsdp", "tp"}
+	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params"}
 )
 
-// Job is one training or inference job, as the CONTRACT's job flags describe it. It is a
-// plain value: copy it, change a field and call Estimate again (the recommender does so for
-// every GPU count and every step of its savings ladder). Empty strings and zero numbers
-// mean "the CONTRACT default"; Estimate resolves them against the model (seq-len and
-// resolution depend on it) and Result.Job shows the resolved values.
+// Mixed reports whether the precision is automatic mixed precision (fp16-mixed, bf16-mixed).
+func (p Precision) Mixed() bool { return strings.HasSuffix(string(p), "-mixed") }
+
+// Quantized reports whether the weights are quantized (anything but none or the default).
+func (q Quant) Quantized() bool { return q != "" && q != QuantNone }
+
+// FourBit reports whether the quantization is 4-bit (nf4, fp4, int4).
+func (q Quant) FourBit() bool { return q == "nf4" || q == "fp4" || q == "int4" }
+
+// Sharded reports whether training states or weights are divided across GPUs.
+func (s Shard) Sharded() bool { return s != "" && s != ShardNone }
+
+// Enabled reports whether states are offloaded to host memory.
+func (o Offload) Enabled() bool { return o != "" && o != OffloadNone }
+
+// Job is one training or inference job, as the CONTRACT's job flags describe it, and,
+// once Estimate has resolved it (Result.Job), the same job with every default filled: one
+// type, whose JSON is the CONTRACT's "job" object. It is a plain value: copy it, change a
+// field and call Estimate again (the recommender does so for every GPU count and every
+// step of its savings ladder). Empty strings, nil and zero numbers mean "the CONTRACT
+// default"; Estimate resolves them against the model (seq-len and resolution depend on it).
 type Job struct {
-	Task        string // Tasks; "" = inference
-	Precision   string // Precisions; "" = bf16 for inference/image-gen, bf16-mixed for training
-	Quant       string // Quants; "" = none, or nf4 for qlora
-	DoubleQuant bool
-	Optimizer   string // Optimizers; "" = adamw
-	Batch       int    // micro-batch per GPU; 0 = 1
-	SeqLen      int    // tokens per sample; 0 = 2048 for LLMs (capped at the model's context), 512 for BERT
-	GradCkpt    bool
-	Attention   string // Attentions; "" = sdpa
-	LoRARank    int    // 0 = 8
-	LoRATargets string // comma list or "all-linear"; "" = the architecture's default (PEFT's)
-	GPUs        int    // 0 = 1
-	Shard       string // Shards; "" = none for training, tp for inference on more than one GPU
-	Offload     string // Offloads; "" = none
-	Width       int    // image-gen resolution; 0 = the pipeline's default
-	Height      int
-	Images      int // images per batch; 0 = 1
+	Task        Task      `json:"task"`         // Tasks; "" = inference
+	Precision   Precision `json:"precision"`    // Precisions; "" = bf16 for inference/image-gen, bf16-mixed for training
+	Quant       Quant     `json:"quant"`        // Quants; "" = none, or nf4 for qlora
+	DoubleQuant bool      `json:"double_quant"` //
+	Optimizer   Optimizer `json:"optimizer"`    // Optimizers; "" = adamw
+	Batch       int       `json:"batch"`        // micro-batch per GPU; 0 = 1
+	SeqLen      int       `json:"seq_len"`      // tokens per sample; 0 = 2048 for LLMs (capped at the model's context), 512 for BERT
+	GradCkpt    bool      `json:"grad_ckpt"`    //
+	Attention   Attention `json:"attention"`    // Attentions; "" = sdpa
+	LoRARank    int       `json:"lora_r"`       // 0 = 8
+	// LoRATargets are module names, or just "all-linear"; nil = the architecture's default
+	// (PEFT's). Resolved: the adapted modules ([] when the task is not LoRA).
+	LoRATargets []string   `json:"lora_targets"`
+	GPUs        int        `json:"gpus"`       // 0 = 1
+	Shard       Shard      `json:"shard"`      // Shards; "" = none for training, tp for inference on more than one GPU
+	Offload     Offload    `json:"offload"`    // Offloads; "" = none
+	Resolution  Resolution `json:"resolution"` // image-gen; zero = the pipeline's default
+	Images      int        `json:"images"`     // images per batch; 0 = 1
 }
+
+// Resolution is an image size in pixels; the zero value means the pipeline's default.
+// It is written as "WxH" ("" when zero), as --resolution takes it.
+type Resolution struct{ Width, Height int }
+
+// IsZero reports whether no resolution was given.
+func (r Resolution) IsZero() bool { return r.Width == 0 || r.Height == 0 }
+
+func (r Resolution) String() string {
+	if r.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("%dx%d", r.Width, r.Height)
+}
+
+// MarshalText writes the resolution as "WxH" for the JSON output.
+func (r Resolution) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // IsTraining reports whether the job computes gradients.
 func (j Job) IsTraining() bool {
@@ -96,78 +150,101 @@ func (j Job) WithFP16() Job {
 	return j
 }
 
-// ParseJob parses the job flags as the user typed them. Keys are the CONTRACT flag names
-// without dashes ("task", "seq-len", "grad-ckpt", "lora-targets", "double-quant", ...);
-// "model" and "params" are accepted and ignored (ResolveModel takes them). A missing key or
-// an empty value takes the default; a boolean given as "" (a bare --grad-ckpt, or
-// ?grad-ckpt in a query string) means true. Every bad value is a pricing.Invalid error that
-// names the flag, the value and what is allowed. Combinations that depend on the model are
-// checked by Estimate.
+// JobParam is one job flag: its CONTRACT name (also the query parameter and form field),
+// its help text, the default shown in help (Estimate applies the real one, which may
+// depend on the task and the model), and how a value sets it on a Job. JobParams is the
+// one list: the CLI registers flags from it, the binder reads request parameters through
+// it, so a new job flag is one entry here plus its physics in Estimate.
+type JobParam struct {
+	Name  string
+	Usage string
+	Shown string // default shown in help; "" shows none
+	Bool  bool   // a switch: given bare (--grad-ckpt, ?grad-ckpt) it means true
+	Set   func(j *Job, v string) error
+}
+
+// JobParams are the job flags in the CONTRACT's order. Every Set error is a
+// pricing.Invalid error that names the flag, the value and what is allowed.
+var JobParams = []JobParam{
+	{"task", "inference, full-ft, lora, qlora or image-gen", "inference", false,
+		func(j *Job, v string) (err error) { j.Task, err = parseEnum("task", v, Tasks); return }},
+	{"precision", "fp32, fp16, bf16, fp16-mixed or bf16-mixed (default bf16 for inference, bf16-mixed for training)", "", false,
+		func(j *Job, v string) (err error) { j.Precision, err = parseEnum("precision", v, Precisions); return }},
+	{"quant", "weight quantization: none, int8, nf4, fp4 or int4 (qlora implies nf4)", "none", false,
+		func(j *Job, v string) (err error) { j.Quant, err = parseEnum("quant", v, Quants); return }},
+	{"double-quant", "bitsandbytes double quantization of the 4-bit constants", "false", true,
+		func(j *Job, v string) (err error) { j.DoubleQuant, err = boolFlag("double-quant", v); return }},
+	{"optimizer", "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd or sgd-momentum", "adamw", false,
+		func(j *Job, v string) (err error) { j.Optimizer, err = parseEnum("optimizer", v, Optimizers); return }},
+	{"batch", "micro-batch per GPU", "1", false,
+		func(j *Job, v string) (err error) { j.Batch, err = intFlag("batch", v, 1); return }},
+	{"seq-len", "tokens per sample; inference: prompt + generated (default 2048 for LLMs)", "", false,
+		func(j *Job, v string) (err error) { j.SeqLen, err = intFlag("seq-len", v, 1); return }},
+	{"grad-ckpt", "gradient (activation) checkpointing", "false", true,
+		func(j *Job, v string) (err error) { j.GradCkpt, err = boolFlag("grad-ckpt", v); return }},
+	{"attention", "eager, sdpa or flash", "sdpa", false,
+		func(j *Job, v string) (err error) { j.Attention, err = parseEnum("attention", v, Attentions); return }},
+	{"lora-r", "LoRA rank", "8", false,
+		func(j *Job, v string) (err error) { j.LoRARank, err = intFlag("lora-r", v, 1); return }},
+	{"lora-targets", "LoRA target modules, comma list or all-linear (default q_proj,v_proj or the architecture's equivalent)", "", false,
+		func(j *Job, v string) (err error) { j.LoRATargets, err = targetsFlag(v); return }},
+	{"gpus", "GPUs the job runs on (estimate: default 1; recommend: default each offer's GPU count)", "", false,
+		func(j *Job, v string) (err error) { j.GPUs, err = intFlag("gpus", v, 1); return }},
+	{"shard", "none, zero1, zero2, zero3, fsdp or tp (default none for training, tp for inference on >1 GPU)", "", false,
+		func(j *Job, v string) (err error) { j.Shard, err = parseEnum("shard", v, Shards); return }},
+	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload)", "none", false,
+		func(j *Job, v string) (err error) { j.Offload, err = parseEnum("offload", v, Offloads); return }},
+	{"resolution", "image generation: WxH (default: the model's)", "", false,
+		func(j *Job, v string) (err error) { j.Resolution, err = parseResolution(v); return }},
+	{"images", "image generation: images per batch (default 1)", "", false,
+		func(j *Job, v string) (err error) { j.Images, err = intFlag("images", v, 1); return }},
+}
+
+// ParseJob sets the job flags values holds, keyed by JobParams names ("model" and
+// "params" are accepted and ignored: they name the model, not the job), in name order,
+// so the first bad flag in name order is reported; an unknown key is an error. A missing
+// key or an empty value takes the default; a switch given as "" means true. The CLI and
+// the API bind through cmd/picker's binder instead, over the same JobParams.
 func ParseJob(values map[string]string) (Job, error) {
-	var j Job
 	keys := make([]string, 0, len(values))
 	for k := range values {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys) // deterministic: the first bad flag in name order is reported
+	sort.Strings(keys)
+	var j Job
 	for _, k := range keys {
-		v := strings.TrimSpace(values[k])
-		var err error
-		switch k {
-		case "model", "params":
-		case "task":
-			j.Task, err = enumFlag(k, v, Tasks)
-		case "precision":
-			j.Precision, err = enumFlag(k, v, Precisions)
-		case "quant":
-			j.Quant, err = enumFlag(k, v, Quants)
-		case "optimizer":
-			j.Optimizer, err = enumFlag(k, v, Optimizers)
-		case "attention":
-			j.Attention, err = enumFlag(k, v, Attentions)
-		case "shard":
-			j.Shard, err = enumFlag(k, v, Shards)
-		case "offload":
-			j.Offload, err = enumFlag(k, v, Offloads)
-		case "double-quant":
-			j.DoubleQuant, err = boolFlag(k, v)
-		case "grad-ckpt":
-			j.GradCkpt, err = boolFlag(k, v)
-		case "batch":
-			j.Batch, err = intFlag(k, v, 1)
-		case "seq-len":
-			j.SeqLen, err = intFlag(k, v, 1)
-		case "lora-r":
-			j.LoRARank, err = intFlag(k, v, 1)
-		case "gpus":
-			j.GPUs, err = intFlag(k, v, 1)
-		case "images":
-			j.Images, err = intFlag(k, v, 1)
-		case "lora-targets":
-			j.LoRATargets, err = targetsFlag(v)
-		case "resolution":
-			j.Width, j.Height, err = parseResolution(v)
-		default:
-			err = pricing.Errorf(pricing.Invalid, "unknown job flag --%s (job flags: --%s)", k, strings.Join(JobFlagKeys, ", --"))
+		if k == "model" || k == "params" {
+			continue
 		}
-		if err != nil {
+		i := slices.IndexFunc(JobParams, func(p JobParam) bool { return p.Name == k })
+		if i < 0 {
+			names := make([]string, len(JobParams))
+			for n, p := range JobParams {
+				names[n] = p.Name
+			}
+			return Job{}, pricing.ParamErrorf(pricing.Invalid, k, "unknown job flag --%s (job flags: --%s)", k, strings.Join(names, ", --"))
+		}
+		if err := JobParams[i].Set(&j, strings.TrimSpace(values[k])); err != nil {
 			return Job{}, err
 		}
 	}
 	return j, nil
 }
 
-func enumFlag(flag, v string, allowed []string) (string, error) {
+// parseEnum accepts one of allowed, case-insensitively; "" is the default.
+func parseEnum[T ~string](flag, v string, allowed []T) (T, error) {
 	if v == "" {
 		return "", nil
 	}
 	lv := strings.ToLower(v)
-	for _, a := range allowed {
-		if lv == a {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		if lv == string(a) {
 			return a, nil
 		}
+		names[i] = string(a)
 	}
-	return "", pricing.Errorf(pricing.Invalid, "--%s %q: want one of %s", flag, v, strings.Join(allowed, ", "))
+	return "", pricing.ParamErrorf(pricing.Invalid, flag, "--%s %q: want one of %s", flag, v, strings.Join(names, ", "))
 }
 
 func boolFlag(flag, v string) (bool, error) {
@@ -176,7 +253,7 @@ func boolFlag(flag, v string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(strings.ToLower(v))
 	if err != nil {
-		return false, pricing.Errorf(pricing.Invalid, "--%s %q: want true or false", flag, v)
+		return false, pricing.ParamErrorf(pricing.Invalid, flag, "--%s %q: want true or false", flag, v)
 	}
 	return b, nil
 }
@@ -187,20 +264,20 @@ func intFlag(flag, v string, lo int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, pricing.Errorf(pricing.Invalid, "--%s %q: want a whole number >= %d", flag, v, lo)
+		return 0, pricing.ParamErrorf(pricing.Invalid, flag, "--%s %q: want a whole number >= %d", flag, v, lo)
 	}
 	if n < lo {
-		return 0, pricing.Errorf(pricing.Invalid, "--%s %d: must be at least %d", flag, n, lo)
+		return 0, pricing.ParamErrorf(pricing.Invalid, flag, "--%s %d: must be at least %d", flag, n, lo)
 	}
 	if n > 1<<30 {
-		return 0, pricing.Errorf(pricing.Invalid, "--%s %d: too large", flag, n)
+		return 0, pricing.ParamErrorf(pricing.Invalid, flag, "--%s %d: too large", flag, n)
 	}
 	return n, nil
 }
 
-func targetsFlag(v string) (string, error) {
+func targetsFlag(v string) ([]string, error) {
 	if v == "" {
-		return "", nil
+		return nil, nil
 	}
 	var parts []string
 	for _, p := range strings.Split(v, ",") {
@@ -211,45 +288,37 @@ func targetsFlag(v string) (string, error) {
 		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
-		return "", pricing.Errorf(pricing.Invalid, "--lora-targets %q: want a comma list of module names or all-linear", v)
+		return nil, pricing.ParamErrorf(pricing.Invalid, "lora-targets", "--lora-targets %q: want a comma list of module names or all-linear", v)
 	}
 	for _, p := range parts {
 		if strings.EqualFold(p, "all-linear") && len(parts) > 1 {
-			return "", pricing.Errorf(pricing.Invalid, "--lora-targets %q: all-linear cannot be combined with module names", v)
+			return nil, pricing.ParamErrorf(pricing.Invalid, "lora-targets", "--lora-targets %q: all-linear cannot be combined with module names", v)
 		}
 	}
-	return strings.Join(parts, ","), nil
+	return parts, nil
 }
 
-func parseResolution(v string) (int, int, error) {
+func parseResolution(v string) (Resolution, error) {
 	if v == "" {
-		return 0, 0, nil
+		return Resolution{}, nil
 	}
 	bad := func(why string) error {
-		return pricing.Errorf(pricing.Invalid, "--resolution %q: %s (want WxH, e.g. 1024x1024)", v, why)
+		return pricing.ParamErrorf(pricing.Invalid, "resolution", "--resolution %q: %s (want WxH, e.g. 1024x1024)", v, why)
 	}
 	w, h, ok := strings.Cut(strings.ToLower(v), "x")
 	if !ok {
-		return 0, 0, bad("missing x")
+		return Resolution{}, bad("missing x")
 	}
 	W, err1 := strconv.Atoi(strings.TrimSpace(w))
 	H, err2 := strconv.Atoi(strings.TrimSpace(h))
 	if err1 != nil || err2 != nil {
-		return 0, 0, bad("not two whole numbers")
+		return Resolution{}, bad("not two whole numbers")
 	}
 	if W < 64 || H < 64 || W > 16384 || H > 16384 {
-		return 0, 0, bad("each side must be 64 to 16384 pixels")
+		return Resolution{}, bad("each side must be 64 to 16384 pixels")
 	}
 	if W%8 != 0 || H%8 != 0 {
-		return 0, 0, bad("each side must be a multiple of 8 (the VAE downsamples by 8)")
+		return Resolution{}, bad("each side must be a multiple of 8 (the VAE downsamples by 8)")
 	}
-	return W, H, nil
-}
-
-// resolutionString formats a resolution for the JSON output.
-func resolutionString(w, h int) string {
-	if w == 0 || h == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%dx%d", w, h)
+	return Resolution{W, H}, nil
 }

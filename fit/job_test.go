@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -17,16 +18,16 @@ func TestParseJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Job{Task: "lora", Precision: "bf16-mixed", Quant: "none", Optimizer: "adamw-8bit", Batch: 4, SeqLen: 1024,
-		GradCkpt: true, Attention: "flash", LoRARank: 16, LoRATargets: "q_proj,v_proj", GPUs: 2, Shard: "zero2", Offload: "optimizer"}
-	if got != want {
+		GradCkpt: true, Attention: "flash", LoRARank: 16, LoRATargets: []string{"q_proj", "v_proj"}, GPUs: 2, Shard: "zero2", Offload: "optimizer"}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseJob = %+v\nwant %+v", got, want)
 	}
 	img, err := ParseJob(map[string]string{"task": "image-gen", "resolution": "768x512", "images": "2"})
-	if err != nil || img.Width != 768 || img.Height != 512 || img.Images != 2 {
+	if err != nil || img.Resolution != (Resolution{768, 512}) || img.Images != 2 {
 		t.Errorf("image job = %+v, %v", img, err)
 	}
 	empty, err := ParseJob(nil)
-	if err != nil || empty != (Job{}) {
+	if err != nil || !reflect.DeepEqual(empty, Job{}) {
 		t.Errorf("ParseJob(nil) = %+v, %v", empty, err)
 	}
 }
@@ -78,8 +79,8 @@ func TestJobHelpers(t *testing.T) {
 		job      Job
 		bf16     bool
 		flash    bool
-		fp16Prec string
-		fp16Attn string
+		fp16Prec Precision
+		fp16Attn Attention
 	}{
 		{Job{}, true, false, "fp16", ""},
 		{Job{Task: TaskLoRA}, true, false, "fp16-mixed", ""},

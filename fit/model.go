@@ -88,6 +88,21 @@ type module struct {
 	routed  bool // a routed MoE expert: only top-k of the experts see each token
 }
 
+// Activation functions keep only their input for backward (one actEntry of the
+// intermediate size). gelu_new / gelu_fast written out in Python
+// (transformers' NewGELUActivation, 0.5*x*(1+tanh(c*(x+0.044715*x^3)))) would keep tanh's
+// output, 0.5*x and (1+tanh): 3 more. The estimator assumes the fused kernel instead:
+// PyTorch's F.gelu(approximate="tanh") computes the same function keeping only its input,
+// and it is what LitGPT, torchtune and compiled or kernel-fused HF training (Liger, Unsloth,
+// torch.compile) run. Every activation therefore keeps only its input.
+//
+// Plain Hugging Face transformers does keep the 3 extra tensors: on an H200 (issue 8,
+// fit/testdata/measured_gpu.csv, transformers 5.17) phi-2 LoRA r=8 at seq 1024 allocated
+// 10.10 GiB against 7.92 estimated, and GPT-2 / GPT-2 medium full fine-tunes came out 12 %
+// and 8 % low; 3 tensors x 1024 tokens x 10240 x 2 B x 32 layers = 1.9 GiB is the phi-2
+// gap. The fused assumption is kept because the public measurements of these models
+// (LitGPT's phi tables) ran fused kernels; the job flags don't say which framework runs.
+//
 // actEntry is one tensor an architecture's layer keeps for the backward pass, in elements
 // per token. Counting saved tensors op by op is the method of Korthikanti et al. 2022
 // ("Reducing Activation Recomputation in Large Transformer Models", section 4.1); the
@@ -205,25 +220,6 @@ func ModelFromConfig(src string, data []byte) (*Model, error) {
 	return m, nil
 }
 
-// actExtra is the number of extra intermediate-size tensors an activation function keeps
-// for backward beyond its input. gelu_new / gelu_fast written out in Python
-// (transformers' NewGELUActivation, 0.5*x*(1+tanh(c*(x+0.044715*x^3)))) would keep tanh's
-// output, 0.5*x and (1+tanh): 3 more. The estimator assumes the fused kernel instead:
-// PyTorch's F.gelu(approximate="tanh") computes the same function keeping only its input,
-// and it is what LitGPT, torchtune and compiled or kernel-fused HF training (Liger, Unsloth,
-// torch.compile) run. Every activation therefore keeps only its input.
-//
-// Plain Hugging Face transformers does keep the 3 extra tensors: on an H200 (issue 8,
-// fit/testdata/measured_gpu.csv, transformers 5.17) phi-2 LoRA r=8 at seq 1024 allocated
-// 10.10 GiB against 7.92 estimated, and GPT-2 / GPT-2 medium full fine-tunes came out 12 %
-// and 8 % low; 3 tensors x 1024 tokens x 10240 x 2 B x 32 layers = 1.9 GiB is the phi-2
-// gap. The fused assumption is kept because the public measurements of these models
-// (LitGPT's phi tables) ran fused kernels; the job flags don't say which framework runs.
-func actExtra(act string) int64 {
-	_ = act
-	return 0
-}
-
 // llamaLayer appends the saved tensors of a pre-norm decoder layer with RMSNorm (upcast to
 // fp32 as the HF implementations do) and a gated MLP, e.g. Llama/Mistral/Qwen2/Gemma.
 func llamaEntries(h, qDim, inter, topK int64, qkvMods, oMods, upMods, downMods []string, norms int64) []actEntry {
@@ -244,111 +240,130 @@ func llamaEntries(h, qDim, inter, topK int64, qkvMods, oMods, upMods, downMods [
 	return e
 }
 
-func buildLlama(c *hfConfig, m *Model) error {
+// llamaShape is what a Llama-family config.json says about the model's shape.
+type llamaShape struct {
+	h, L, nh, kv, hd, I, V int64
+	tie, attnBias, mlpBias bool
+	norms                  int64 // RMSNorms per layer (gemma2 has four)
+}
+
+// readLlamaShape reads the shape and the model-wide fields (context, soft-capping).
+func readLlamaShape(c *hfConfig, m *Model) (llamaShape, error) {
 	rd := &cfgReader{c: c}
-	b := &builder{m: m}
 	mt := m.Architecture
-	h := rd.int("hidden_size")
-	L := rd.int("num_hidden_layers")
-	nh := rd.int("num_attention_heads")
-	kv := rd.optInt(nh, "num_key_value_heads")
+	s := llamaShape{norms: 2}
+	s.h = rd.int("hidden_size")
+	s.L = rd.int("num_hidden_layers")
+	s.nh = rd.int("num_attention_heads")
+	s.kv = rd.optInt(s.nh, "num_key_value_heads")
 	if rd.err != nil {
-		return rd.err
+		return s, rd.err
 	}
-	if kv == 0 || nh%kv != 0 {
-		return fieldErr(c.src, "num_key_value_heads", "%d does not divide num_attention_heads %d", kv, nh)
+	if s.kv == 0 || s.nh%s.kv != 0 {
+		return s, fieldErr(c.src, "num_key_value_heads", "%d does not divide num_attention_heads %d", s.kv, s.nh)
 	}
-	hd, err := c.optInt(h/nh, "head_dim")
+	s.hd = rd.optInt(s.h/s.nh, "head_dim")
+	s.I = rd.int("intermediate_size")
+	s.V = rd.int("vocab_size")
+	s.tie = rd.optBool(mt == "gemma" || mt == "gemma2", "tie_word_embeddings")
+	s.attnBias = rd.optBool(mt == "qwen2", "attention_bias")
+	s.mlpBias = rd.optBool(false, "mlp_bias")
+	m.maxPos = rd.optInt(0, "max_position_embeddings")
+	if mt == "gemma2" {
+		s.norms = 4
+		sc := rd.optFloat(0, "attn_logit_softcapping")
+		fc := rd.optFloat(0, "final_logit_softcapping")
+		m.attnSoftcap, m.logitSoftcap = sc > 0, fc > 0
+	}
+	if s.hd == 0 {
+		s.hd = s.h / s.nh
+	}
+	return s, rd.err
+}
+
+func buildLlama(c *hfConfig, m *Model) error {
+	s, err := readLlamaShape(c, m)
 	if err != nil {
 		return err
 	}
-	if hd == 0 {
-		hd = h / nh
+	b := &builder{m: m}
+	h, L := s.h, s.L
+	m.hidden, m.vocab = h, s.V
+	qDim, kvDim := s.nh*s.hd, s.kv*s.hd
+	b.embed(s.V, h)
+	if !s.tie {
+		b.head(s.V, h, false)
 	}
-	I := rd.int("intermediate_size")
-	V := rd.int("vocab_size")
-	if rd.err != nil {
-		return rd.err
+	b.other(L*s.norms*h + h) // RMSNorm weights per layer + final norm
+	qkvMods := llamaAttention(b, s, qDim, kvDim)
+	upMods, downMods, topK, err := llamaMLP(c, b, s)
+	if err != nil {
+		return err
 	}
-	tieDefault := mt == "gemma" || mt == "gemma2"
-	tie := rd.optBool(tieDefault, "tie_word_embeddings")
-	attnBias := rd.optBool(mt == "qwen2", "attention_bias")
-	mlpBias := rd.optBool(false, "mlp_bias")
-	if rd.err != nil {
-		return rd.err
+	b.finish()
+	m.dec = stack{
+		layers: L, qDim: qDim, kvDim: kvDim, heads: s.nh, softmaxFP32: true, hidden: h,
+		entries:     llamaEntries(h, qDim, s.I, topK, qkvMods, []string{"o_proj"}, upMods, downMods, s.norms),
+		layerParams: (m.linearParams + m.otherParams) / L,
 	}
-	m.maxPos, _ = c.optInt(0, "max_position_embeddings")
-	m.hidden, m.vocab = h, V
-	qDim, kvDim := nh*hd, kv*hd
+	m.kvPerToken = 2 * L * kvDim
+	return nil
+}
 
-	b.embed(V, h)
-	if !tie {
-		b.head(V, h, false)
-	}
-	norms := int64(2)
-	if mt == "gemma2" {
-		norms = 4
-		sc, _ := c.optFloat(0, "attn_logit_softcapping")
-		m.attnSoftcap = sc > 0
-		fc, _ := c.optFloat(0, "final_logit_softcapping")
-		m.logitSoftcap = fc > 0
-	}
-	b.other(L*norms*h + h) // RMSNorm weights per layer + final norm
+// llamaAttention adds the attention projections and returns the modules that read the
+// normalised hidden state.
+func llamaAttention(b *builder, s llamaShape, qDim, kvDim int64) []string {
+	m, h, L := b.m, s.h, s.L
 	var qkvMods []string
-	if mt == "phi3" {
+	if m.Architecture == "phi3" {
 		b.linear("qkv_proj", h, qDim+2*kvDim, L, false)
 		qkvMods = []string{"qkv_proj"}
 		m.defaultTargets = []string{"qkv_proj"}
 	} else {
 		// Qwen2 has biases on q, k, v (not o): attention_bias defaults true for it.
-		b.linear("q_proj", h, qDim, L, attnBias)
-		b.linear("k_proj", h, kvDim, L, attnBias)
-		b.linear("v_proj", h, kvDim, L, attnBias)
+		b.linear("q_proj", h, qDim, L, s.attnBias)
+		b.linear("k_proj", h, kvDim, L, s.attnBias)
+		b.linear("v_proj", h, kvDim, L, s.attnBias)
 		qkvMods = []string{"q_proj", "k_proj", "v_proj"}
 		m.defaultTargets = []string{"q_proj", "v_proj"}
 	}
-	b.linear("o_proj", qDim, h, L, attnBias && mt != "qwen2")
-	upMods, downMods := []string{"gate_proj", "up_proj"}, []string{"down_proj"}
-	topK := int64(1)
-	interAct := I
-	if mt == "mixtral" {
-		E, err := c.int("num_local_experts")
-		if err != nil {
-			return err
-		}
-		k, err := c.int("num_experts_per_tok")
-		if err != nil {
-			return err
+	b.linear("o_proj", qDim, h, L, s.attnBias && m.Architecture != "qwen2")
+	return qkvMods
+}
+
+// llamaMLP adds the gated MLP (Mixtral's routed experts, phi3's fused gate_up_proj) and
+// returns the modules reading its input and the one reading the product, and how many
+// experts see each token.
+func llamaMLP(c *hfConfig, b *builder, s llamaShape) (upMods, downMods []string, topK int64, err error) {
+	m, h, I, L := b.m, s.h, s.I, s.L
+	switch m.Architecture {
+	case "mixtral":
+		rd := &cfgReader{c: c}
+		E := rd.int("num_local_experts")
+		k := rd.int("num_experts_per_tok")
+		if rd.err != nil {
+			return nil, nil, 0, rd.err
 		}
 		if k > E {
-			return fieldErr(c.src, "num_experts_per_tok", "%d exceeds num_local_experts %d", k, E)
+			return nil, nil, 0, fieldErr(c.src, "num_experts_per_tok", "%d exceeds num_local_experts %d", k, E)
 		}
 		b.linear("gate", h, E, L, false) // router
 		b.expert("w1", h, I, L*E)
 		b.expert("w3", h, I, L*E)
 		b.expert("w2", I, h, L*E)
-		upMods, downMods = []string{"w1", "w3"}, []string{"w2"}
-		topK = k
 		m.moeExperts, m.moeTopK = E, k
 		b.finish()
 		m.active = m.params - (E-k)*3*h*I*L
-	} else if mt == "phi3" {
-		b.linear("gate_up_proj", h, 2*I, L, mlpBias)
-		b.linear("down_proj", I, h, L, mlpBias)
-		upMods = []string{"gate_up_proj"}
-	} else {
-		b.linear("gate_proj", h, I, L, mlpBias)
-		b.linear("up_proj", h, I, L, mlpBias)
-		b.linear("down_proj", I, h, L, mlpBias)
+		return []string{"w1", "w3"}, []string{"w2"}, k, nil
+	case "phi3":
+		b.linear("gate_up_proj", h, 2*I, L, s.mlpBias)
+		b.linear("down_proj", I, h, L, s.mlpBias)
+		return []string{"gate_up_proj"}, []string{"down_proj"}, 1, nil
 	}
-	b.finish()
-	m.dec = stack{
-		layers: L, qDim: qDim, kvDim: kvDim, heads: nh, softmaxFP32: true, hidden: h,
-		entries:     llamaEntries(h, qDim, interAct, topK, qkvMods, []string{"o_proj"}, upMods, downMods, norms),
-		layerParams: (m.linearParams + m.otherParams) / L,
-	}
-	m.kvPerToken = 2 * L * kvDim
-	return nil
+	b.linear("gate_proj", h, I, L, s.mlpBias)
+	b.linear("up_proj", h, I, L, s.mlpBias)
+	b.linear("down_proj", I, h, L, s.mlpBias)
+	return []string{"gate_proj", "up_proj"}, []string{"down_proj"}, 1, nil
 }
 
 func buildDeepseekV2(c *hfConfig, m *Model) error {
@@ -381,48 +396,20 @@ func buildDeepseekV2(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	m.maxPos, _ = c.optInt(0, "max_position_embeddings")
+	m.maxPos = rd.optInt(0, "max_position_embeddings")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.hidden, m.vocab = h, V
 	b.embed(V, h)
 	if !tie {
 		b.head(V, h, false)
 	}
 	qHead := nope + rope
-	if qr > 0 { // low-rank query (DeepSeek-V2 full); V2-Lite projects directly
-		b.linear("q_a_proj", h, qr, L, false)
-		b.other(qr * L) // q_a_layernorm
-		b.linear("q_b_proj", qr, nh*qHead, L, false)
-	} else {
-		b.linear("q_proj", h, nh*qHead, L, false)
-	}
-	b.linear("kv_a_proj_with_mqa", h, kvr+rope, L, false)
-	b.other(kvr * L) // kv_a_layernorm
-	b.linear("kv_b_proj", kvr, nh*(nope+vhd), L, false)
-	b.linear("o_proj", nh*vhd, h, L, false)
+	deepseekAttention(b, h, L, nh, qr, kvr, nope, rope, vhd)
 	b.other(2*h*L + h)
-	var moeLayers int64
-	for i := int64(0); i < L; i++ {
-		if i >= firstDense && i%freq == 0 {
-			moeLayers++
-		}
-	}
+	moeLayers := deepseekMLP(b, h, L, I, moeI, E, shared, firstDense, freq)
 	dense := L - moeLayers
-	if dense > 0 {
-		b.linear("gate_proj", h, I, dense, false)
-		b.linear("up_proj", h, I, dense, false)
-		b.linear("down_proj", I, h, dense, false)
-	}
-	if moeLayers > 0 {
-		b.expert("gate_proj", h, moeI, moeLayers*E) // routed experts
-		b.expert("up_proj", h, moeI, moeLayers*E)
-		b.expert("down_proj", moeI, h, moeLayers*E)
-		if shared > 0 {
-			b.linear("gate_proj", h, moeI*shared, moeLayers, false)
-			b.linear("up_proj", h, moeI*shared, moeLayers, false)
-			b.linear("down_proj", moeI*shared, h, moeLayers, false)
-		}
-		b.other(E * h * moeLayers) // MoEGate.weight is a Parameter, not an nn.Linear
-	}
 	b.finish()
 	m.active = m.params - (E-k)*3*h*moeI*moeLayers
 	m.moeExperts, m.moeTopK = E, k
@@ -446,6 +433,51 @@ func buildDeepseekV2(c *hfConfig, m *Model) error {
 	return nil
 }
 
+// deepseekAttention adds multi-head latent attention: an optional low-rank query, the
+// compressed KV latent with its shared rotary key, and their up-projections.
+func deepseekAttention(b *builder, h, L, nh, qr, kvr, nope, rope, vhd int64) {
+	qHead := nope + rope
+	if qr > 0 { // low-rank query (DeepSeek-V2 full); V2-Lite projects directly
+		b.linear("q_a_proj", h, qr, L, false)
+		b.other(qr * L) // q_a_layernorm
+		b.linear("q_b_proj", qr, nh*qHead, L, false)
+	} else {
+		b.linear("q_proj", h, nh*qHead, L, false)
+	}
+	b.linear("kv_a_proj_with_mqa", h, kvr+rope, L, false)
+	b.other(kvr * L) // kv_a_layernorm
+	b.linear("kv_b_proj", kvr, nh*(nope+vhd), L, false)
+	b.linear("o_proj", nh*vhd, h, L, false)
+}
+
+// deepseekMLP adds the dense MLPs of the first layers and the routed and shared experts
+// of every freq-th layer after them; it returns the number of MoE layers.
+func deepseekMLP(b *builder, h, L, I, moeI, E, shared, firstDense, freq int64) int64 {
+	var moeLayers int64
+	for i := int64(0); i < L; i++ {
+		if i >= firstDense && i%freq == 0 {
+			moeLayers++
+		}
+	}
+	if dense := L - moeLayers; dense > 0 {
+		b.linear("gate_proj", h, I, dense, false)
+		b.linear("up_proj", h, I, dense, false)
+		b.linear("down_proj", I, h, dense, false)
+	}
+	if moeLayers > 0 {
+		b.expert("gate_proj", h, moeI, moeLayers*E) // routed experts
+		b.expert("up_proj", h, moeI, moeLayers*E)
+		b.expert("down_proj", moeI, h, moeLayers*E)
+		if shared > 0 {
+			b.linear("gate_proj", h, moeI*shared, moeLayers, false)
+			b.linear("up_proj", h, moeI*shared, moeLayers, false)
+			b.linear("down_proj", moeI*shared, h, moeLayers, false)
+		}
+		b.other(E * h * moeLayers) // MoEGate.weight is a Parameter, not an nn.Linear
+	}
+	return moeLayers
+}
+
 func buildPhi(c *hfConfig, m *Model) error {
 	rd := &cfgReader{c: c}
 	b := &builder{m: m}
@@ -459,8 +491,10 @@ func buildPhi(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	act, _ := c.optString("gelu_new", "hidden_act")
-	m.maxPos, _ = c.optInt(0, "max_position_embeddings", "n_positions")
+	m.maxPos = rd.optInt(0, "max_position_embeddings", "n_positions")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.hidden, m.vocab = h, V
 	hd := h / nh
 	b.embed(V, h)
@@ -482,7 +516,6 @@ func buildPhi(c *hfConfig, m *Model) error {
 			{elems: h, mods: []string{"q_proj", "k_proj", "v_proj", "fc1"}},
 			{elems: nh * hd, mods: []string{"dense"}},
 			{elems: I},
-			{elems: I * actExtra(act)},
 			{elems: I, mods: []string{"fc2"}},
 		},
 		layerParams: (m.linearParams + m.otherParams) / L,
@@ -521,7 +554,10 @@ func buildFalcon(c *hfConfig, m *Model) error {
 	default:
 		kv = nh
 	}
-	m.maxPos, _ = c.optInt(2048, "max_position_embeddings")
+	m.maxPos = rd.optInt(2048, "max_position_embeddings")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.hidden, m.vocab = h, V
 	b.embed(V, h)
 	if !tie {
@@ -594,9 +630,11 @@ func buildGPT2(c *hfConfig, m *Model) error {
 	if err != nil {
 		return err
 	}
-	act, _ := c.optString("gelu_new", "activation_function")
-	resid, _ := c.optFloat(0.1, "resid_pdrop")
-	attnDrop, _ := c.optFloat(0.1, "attn_pdrop")
+	resid := rd.optFloat(0.1, "resid_pdrop")
+	attnDrop := rd.optFloat(0.1, "attn_pdrop")
+	if rd.err != nil {
+		return rd.err
+	}
 	hd := h / nh
 	kv := nh
 	if mq {
@@ -620,7 +658,6 @@ func buildGPT2(c *hfConfig, m *Model) error {
 		{elems: h, mods: []string{"c_proj"}},
 		{elems: h, mods: []string{"c_fc"}},
 		{elems: I},
-		{elems: I * actExtra(act)},
 		{elems: I, mods: []string{"c_proj"}},
 	}
 	if resid > 0 {
@@ -646,7 +683,10 @@ func buildNeoX(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	m.maxPos, _ = c.optInt(0, "max_position_embeddings")
+	m.maxPos = rd.optInt(0, "max_position_embeddings")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.hidden, m.vocab = h, V
 	b.embed(V, h)
 	if !tie {
@@ -683,8 +723,11 @@ func buildBloom(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	hdrop, _ := c.optFloat(0, "hidden_dropout")
-	adrop, _ := c.optFloat(0, "attention_dropout")
+	hdrop := rd.optFloat(0, "hidden_dropout")
+	adrop := rd.optFloat(0, "attention_dropout")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.maxPos, m.hidden, m.vocab = 2048, h, V
 	b.embed(V, h)
 	b.other(2 * h) // word_embeddings_layernorm
@@ -733,7 +776,10 @@ func buildOPT(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	drop, _ := c.optFloat(0.1, "dropout")
+	drop := rd.optFloat(0.1, "dropout")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.maxPos, m.hidden, m.vocab = P, h, V
 	b.embed(V, wep)
 	b.embed(P+2, h) // OPT's learned positions are offset by 2
@@ -788,7 +834,10 @@ func buildT5(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	drop, _ := c.optFloat(0.1, "dropout_rate")
+	drop := rd.optFloat(0.1, "dropout_rate")
+	if rd.err != nil {
+		return rd.err
+	}
 	gated := strings.HasPrefix(ffp, "gated-")
 	m.Kind = KindSeq2Seq
 	m.hidden, m.vocab, m.maxPos = d, V, 512
@@ -814,7 +863,6 @@ func buildT5(c *hfConfig, m *Model) error {
 	ff := []actEntry{{elems: d, fp32: true}, {elems: d, mods: wi}, {elems: dff}, {elems: dff, mods: []string{"wo"}}}
 	if gated {
 		ff = append(ff, actEntry{elems: 2 * dff}) // gelu_new(wi_0) and wi_1 kept by the product
-		ff = append(ff, actEntry{elems: dff * actExtra("gelu_new")})
 	}
 	attn := []actEntry{{elems: d, fp32: true}, {elems: d, mods: []string{"q", "k", "v"}}, {elems: inner, mods: []string{"o"}}}
 	encE := append(append([]actEntry{}, attn...), ff...)
@@ -845,8 +893,11 @@ func buildBERT(c *hfConfig, m *Model) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	hdrop, _ := c.optFloat(0.1, "hidden_dropout_prob")
-	adrop, _ := c.optFloat(0.1, "attention_probs_dropout_prob")
+	hdrop := rd.optFloat(0.1, "hidden_dropout_prob")
+	adrop := rd.optFloat(0.1, "attention_probs_dropout_prob")
+	if rd.err != nil {
+		return rd.err
+	}
 	m.Kind = KindEncoder
 	m.maxPos, m.hidden, m.vocab = P, h, V
 	b.embed(V, h)

@@ -108,7 +108,12 @@ func TestLoRATrainableParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Estimate(m, Job{Task: TaskLoRA, LoRARank: tt.r, LoRATargets: tt.targets})
+		job, err := ParseJob(map[string]string{"task": "lora", "lora-targets": tt.targets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		job.LoRARank = tt.r
+		res, err := Estimate(m, job)
 		if err != nil {
 			t.Fatalf("%s %s: %v", tt.model, tt.targets, err)
 		}
@@ -147,6 +152,13 @@ func TestMalformedConfig(t *testing.T) {
 		{"unknown arch", `{"model_type":"mamba"}`, `"mamba" is not supported`},
 		{"no type", `{"hidden_size": 4}`, `missing field "model_type"`},
 		{"diffusers", `{"_class_name":"UNet2DConditionModel"}`, "diffusers component"},
+		// Optional fields are checked too, not read with their error dropped.
+		{"max positions a string", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":8,"vocab_size":10,"max_position_embeddings":"4k"}`, `"max_position_embeddings": want a number`},
+		{"gemma2 softcap a string", `{"model_type":"gemma2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":8,"vocab_size":10,"final_logit_softcapping":"yes"}`, `"final_logit_softcapping": want a number`},
+		{"gpt2 dropout a string", `{"model_type":"gpt2","n_embd":64,"n_layer":2,"n_head":2,"vocab_size":10,"n_positions":8,"resid_pdrop":"0.1"}`, `"resid_pdrop": want a number`},
+		{"bert dropout a string", `{"model_type":"bert","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":2,"intermediate_size":8,"vocab_size":10,"max_position_embeddings":8,"attention_probs_dropout_prob":"x"}`, `"attention_probs_dropout_prob": want a number`},
+		{"t5 dropout a string", `{"model_type":"t5","d_model":64,"d_kv":8,"num_heads":2,"d_ff":8,"num_layers":2,"vocab_size":10,"dropout_rate":false}`, `"dropout_rate": want a number`},
+		{"class name not a string", `{"_class_name":7}`, `"_class_name": want a string`},
 	}
 	for _, tt := range tests {
 		_, err := ModelFromConfig("x/config.json", []byte(tt.json))

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/pickergpu/picker/pricing"
 )
@@ -32,6 +31,25 @@ const (
 	maxLadderGPUs = 8
 )
 
+// Rank is how Recommend orders the offers that fit (--rank).
+type Rank string
+
+const (
+	RankHourly Rank = "hourly" // cheapest per instance-hour
+	RankJob    Rank = "job"    // cheapest for the whole job (needs Tokens)
+)
+
+// ParseRank accepts hourly or job; "" is hourly.
+func ParseRank(v string) (Rank, error) {
+	switch r := Rank(v); r {
+	case "", RankHourly:
+		return RankHourly, nil
+	case RankJob:
+		return r, nil
+	}
+	return "", pricing.ParamErrorf(pricing.Invalid, "rank", "--rank %q: want hourly or job", v)
+}
+
 // RecommendInput is everything Recommend needs; offers are already filtered by the
 // caller's provider/region/GPU/purchase/price filters.
 type RecommendInput struct {
@@ -42,13 +60,10 @@ type RecommendInput struct {
 	PinGPUs     bool
 	Offers      []pricing.Offer
 	HeadroomPct float64 // percent; negative means DefaultHeadroomPct
-	Rank        string  // "hourly" (default) or "job"
+	Rank        Rank    // "" = RankHourly
 	Tokens      float64 // training or generated tokens of the whole job; 0 = no time estimate
 	MFU         float64 // 0 = DefaultMFU
 	Top         int     // 0 = 10
-	// Now and StaleAfter drive the freshness warning; zero StaleAfter disables it.
-	Now        time.Time
-	StaleAfter time.Duration
 }
 
 // Fit is one offer that can run the job, with what it would need and cost.
@@ -140,7 +155,7 @@ func newEvaluator(in *RecommendInput, job Job, caps []*gpuCaps) *evaluator {
 		h = DefaultHeadroomPct
 	}
 	return &evaluator{in: in, job: job, headroom: h, caps: caps,
-		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload != "" && job.Offload != "none"}
+		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled()}
 }
 
 func (e *evaluator) variant(k variantKey) *variant {
@@ -156,7 +171,7 @@ func (e *evaluator) variant(k variantKey) *variant {
 	j := e.job
 	j.GPUs = k.gpus
 	if k.gpus > 1 && j.Shard == "" && e.in.Model.IsImageModel() {
-		j.Shard = "none" // image pipelines run one per GPU
+		j.Shard = ShardNone // image pipelines run one per GPU
 	}
 	if k.fp16 {
 		j = j.WithFP16()
@@ -226,7 +241,7 @@ func (e *evaluator) evaluate(i int) (cand, bool) {
 	cd := cand{i: i, primary: o.PriceUSDHr, spare: mem - v.need, hours: -1, vk: vk, need: v.need}
 	// Job time is needed per offer only to rank by job cost; hourly ranking computes
 	// it for the few offers it reports (in fit).
-	if e.in.Rank == "job" {
+	if e.in.Rank == RankJob {
 		cd.primary = math.Inf(1)
 		if h, ok := jobHours(e.in.Model, v.res, o, c, g, e.in.Tokens, e.in.MFU); ok {
 			cd.hours = h
@@ -270,7 +285,7 @@ func keyLess(a, b *pricing.Offer) bool {
 func (e *evaluator) fit(cd cand) Fit {
 	o := &e.in.Offers[cd.i]
 	f := Fit{Offer: *o, NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
-	if cd.hours < 0 && e.in.Tokens > 0 && e.in.Rank != "job" {
+	if cd.hours < 0 && e.in.Tokens > 0 && e.in.Rank != RankJob {
 		if h, ok := jobHours(e.in.Model, e.variant(cd.vk).res, o, e.caps[cd.i], cd.vk.gpus, e.in.Tokens, e.in.MFU); ok {
 			cd.hours = h
 		}
@@ -300,19 +315,19 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		return nil, pricing.Errorf(pricing.Invalid, "no model given")
 	}
 	if in.Rank == "" {
-		in.Rank = "hourly"
+		in.Rank = RankHourly
 	}
-	if in.Rank != "hourly" && in.Rank != "job" {
-		return nil, pricing.Errorf(pricing.Invalid, "--rank %q: want hourly or job", in.Rank)
+	if _, err := ParseRank(string(in.Rank)); err != nil {
+		return nil, err
 	}
-	if in.Rank == "job" && in.Tokens <= 0 {
-		return nil, pricing.Errorf(pricing.Invalid, "--rank job needs --tokens N (training or generated tokens of the whole job)")
+	if in.Rank == RankJob && in.Tokens <= 0 {
+		return nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job)")
 	}
 	if in.MFU == 0 {
 		in.MFU = DefaultMFU
 	}
 	if in.MFU < 0 || in.MFU > 1 {
-		return nil, pricing.Errorf(pricing.Invalid, "--mfu %v: want a fraction between 0 and 1", in.MFU)
+		return nil, pricing.ParamErrorf(pricing.Invalid, "mfu", "--mfu %v: want a fraction between 0 and 1", in.MFU)
 	}
 	if in.Top <= 0 {
 		in.Top = 10
@@ -458,12 +473,12 @@ var trainingLadder = []ladderChange{
 		func(j Job, t bool) bool { return j.Task == TaskFullFT }, func(j Job) Job { j.Task = TaskLoRA; return j }, false},
 	{"ZeRO-3 / FSDP across the instance's GPUs", "--shard zero3", "parameters, gradients and optimizer states split across GPUs; needs several GPUs and fast interconnect (NVLink) to stay efficient",
 		func(j Job, t bool) bool {
-			return t && (j.Shard == "" || j.Shard == "none" || j.Shard == "zero1" || j.Shard == "zero2")
+			return t && (!j.Shard.Sharded() || j.Shard == "zero1" || j.Shard == "zero2")
 		}, func(j Job) Job { j.Shard = "zero3"; return j }, true},
 	{"CPU offload of optimizer states (ZeRO-Offload)", "--shard zero2 --offload optimizer", "needs host RAM for the states and PCIe bandwidth; optimizer steps run on the CPU (slower)",
-		func(j Job, t bool) bool { return t && (j.Offload == "" || j.Offload == "none") },
+		func(j Job, t bool) bool { return t && !j.Offload.Enabled() },
 		func(j Job) Job {
-			if j.Shard == "" || j.Shard == "none" {
+			if !j.Shard.Sharded() {
 				j.Shard = "zero2"
 			}
 			j.Offload = "optimizer"
@@ -483,9 +498,9 @@ var trainingLadder = []ladderChange{
 // inferenceLadder: quantized inference is inference's rung.
 var inferenceLadder = []ladderChange{
 	{"int8 weights (LLM.int8)", "--quant int8", "bitsandbytes int8 is slower than bf16 matmuls; quality close to bf16",
-		func(j Job, _ bool) bool { return j.Quant == "" || j.Quant == "none" }, func(j Job) Job { j.Quant = "int8"; return j }, false},
+		func(j Job, _ bool) bool { return !j.Quant.Quantized() }, func(j Job) Job { j.Quant = "int8"; return j }, false},
 	{"4-bit weights (NF4)", "--quant nf4", "about a quarter of the weight memory; slight quality loss, slower dequantisation at small batch",
-		func(j Job, _ bool) bool { return j.Quant != "nf4" && j.Quant != "fp4" && j.Quant != "int4" }, func(j Job) Job { j.Quant = "nf4"; return j }, false},
+		func(j Job, _ bool) bool { return !j.Quant.FourBit() }, func(j Job) Job { j.Quant = "nf4"; return j }, false},
 }
 
 func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
@@ -546,9 +561,9 @@ func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
 	return steps
 }
 
-func saving(base, step Fit, rank string) *float64 {
+func saving(base, step Fit, rank Rank) *float64 {
 	bp, sp := base.PriceUSDHr, step.PriceUSDHr
-	if rank == "job" && base.EstCostUSD != nil && step.EstCostUSD != nil {
+	if rank == RankJob && base.EstCostUSD != nil && step.EstCostUSD != nil {
 		bp, sp = *base.EstCostUSD, *step.EstCostUSD
 	}
 	if bp <= 0 {
@@ -584,37 +599,18 @@ func warnings(in *RecommendInput, rec *Recommendation) []string {
 			w = append(w, "job time is not modelled for image generation")
 		}
 	}
-	if in.StaleAfter > 0 && !in.Now.IsZero() {
-		stale := map[string]time.Duration{}
-		snapshotOnly := len(rec.Offers) > 0
-		for _, f := range rec.Offers {
-			if age := in.Now.Sub(f.ObservedAt); age > in.StaleAfter && age > stale[f.Provider] {
-				stale[f.Provider] = age
-			}
-			if f.Source != "snapshot" {
-				snapshotOnly = false
-			}
-		}
-		if len(stale) > 0 {
-			var names []string
-			for p, age := range stale {
-				names = append(names, fmt.Sprintf("%s (%s)", p, pricing.FormatAge(age)))
-			}
-			sort.Strings(names)
-			w = append(w, fmt.Sprintf("prices older than %s from %s", pricing.FormatAge(in.StaleAfter), strings.Join(names, ", ")))
-		}
-		if snapshotOnly {
-			w = append(w, "every price shown comes from the embedded snapshot; run `picker refresh` for live prices")
-		}
-	}
 	return w
 }
+
+// NoOffersMiss is the nearest miss when no offer passed the caller's filters at all; the
+// caller may add what to do about it.
+const NoOffersMiss = "no offers match the filters (provider, region, GPU model, purchase, price)"
 
 // nearestMiss explains why no offer fits: the need, the largest GPU on offer, and the
 // ladder steps that would fit.
 func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 	if len(in.Offers) == 0 {
-		return "no offers match the filters (provider, region, GPU model, purchase, price); widen them or run `picker refresh`"
+		return NoOffersMiss
 	}
 	var largest *pricing.Offer
 	for i := range in.Offers {
@@ -631,14 +627,14 @@ func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 	var b strings.Builder
 	if v.err == nil {
 		fmt.Fprintf(&b, "needs %s GiB per GPU (%s GiB device total + %s %% headroom)", num1(v.need), num1(v.res.DeviceTotalGiB), num1(ev.headroom))
-		if in.Job.IsTraining() && (in.Job.Shard == "" || in.Job.Shard == "none") && !in.PinGPUs {
+		if in.Job.IsTraining() && !in.Job.Shard.Sharded() && !in.PinGPUs {
 			b.WriteString(", on every GPU of a data-parallel job")
 		}
 	} else {
 		fmt.Fprintf(&b, "the job cannot be estimated: %v", v.err)
 	}
 	fmt.Fprintf(&b, "; the largest GPU offered has %s GiB (%s %s)", num1(largest.MemPerDeviceGiB()), largest.Provider, largest.InstanceType)
-	if in.Job.Offload != "" && in.Job.Offload != "none" {
+	if in.Job.Offload.Enabled() {
 		b.WriteString("; offloaded jobs also need host RAM of cpu_ram_gib + 10 % + 8 GiB")
 	}
 	var would []string

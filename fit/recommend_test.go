@@ -281,18 +281,6 @@ func TestRecommendNothingFitsNearestMiss(t *testing.T) {
 	}
 }
 
-func TestRecommendStaleAndSnapshotWarnings(t *testing.T) {
-	m := mustModel(t, "llama-2-7b")
-	o := offer("lambda", "x", "H100", 1, 80, 2)
-	o.Source = "snapshot"
-	o.ObservedAt = obs.Add(-30 * 24 * time.Hour)
-	rec := recommend(t, RecommendInput{Model: m, Job: Job{}, Offers: []pricing.Offer{o}, Now: obs, StaleAfter: 7 * 24 * time.Hour})
-	w := strings.Join(rec.Warnings, "\n")
-	if !strings.Contains(w, "lambda (30 d)") || !strings.Contains(w, "picker refresh") {
-		t.Errorf("warnings = %q; want lambda named as stale and a refresh suggestion", w)
-	}
-}
-
 func TestRecommendDeterministic(t *testing.T) {
 	m := mustModel(t, "llama-2-7b")
 	var offers []pricing.Offer

@@ -26,7 +26,12 @@ const (
 type Error struct {
 	Code    Code
 	Message string
-	Err     error
+	// Param names the input parameter the error is about (a job or filter flag without
+	// its dashes, "batch"; the same name as a query parameter or form field), "" when it
+	// is about none in particular. The HTTP API returns it as data, so no caller ever
+	// reads it out of Message.
+	Param string
+	Err   error
 }
 
 func (e *Error) Error() string {
@@ -43,6 +48,38 @@ func (e *Error) Unwrap() error { return e.Err }
 func Errorf(code Code, format string, args ...any) error {
 	err := fmt.Errorf(format, args...)
 	return &Error{Code: code, Message: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// ParamErrorf is Errorf for an error about one named input parameter (Error.Param).
+func ParamErrorf(code Code, param, format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Code: code, Message: err.Error(), Param: param, Err: errors.Unwrap(err)}
+}
+
+// WithParam returns err naming param when it is a *Error that names none yet; other
+// errors are made Invalid errors about param (a value that failed to parse is bad input).
+func WithParam(err error, param string) error {
+	if err == nil || ErrorParam(err) != "" {
+		return err
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		cp := *e
+		cp.Param = param
+		return &cp
+	}
+	return &Error{Code: Invalid, Message: err.Error(), Param: param, Err: err}
+}
+
+// ErrorParam returns the Param of the first *Error in err's chain that names one, "" when
+// none does.
+func ErrorParam(err error) string {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if e, ok := err.(*Error); ok && e.Param != "" {
+			return e.Param
+		}
+	}
+	return ""
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, Internal for any other

@@ -4,7 +4,6 @@
 package pricing
 
 import (
-	"fmt"
 	"strings"
 	"time"
 )
@@ -137,20 +136,4 @@ func (o Offer) Validate() error {
 		return Errorf(Invalid, "offer %s: gpu model is empty", o.Key())
 	}
 	return nil
-}
-
-// FormatAge renders a duration the way a table wants it: "45 s", "3 h", "112 d".
-func FormatAge(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0 s"
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%d d", int(d.Hours()/24))
-	}
 }

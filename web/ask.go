@@ -41,21 +41,21 @@ type fieldGroup struct {
 var askGroups = []fieldGroup{
 	{Legend: "Model and job", Open: true, Fields: []field{
 		{Name: "model", Label: "Model", Kind: "text", List: "models", Help: "catalog name or Hugging Face id", Default: "llama-2-7b", Wide: true},
-		{Name: "task", Label: "Task", Kind: "select", Options: fit.Tasks, Default: "inference"},
-		{Name: "precision", Label: "Precision", Kind: "select", Options: fit.Precisions, Default: "bf16 / bf16-mixed"},
-		{Name: "quant", Label: "Quantization", Kind: "select", Options: fit.Quants, Default: "none"},
+		{Name: "task", Label: "Task", Kind: "select", Options: names(fit.Tasks), Default: "inference"},
+		{Name: "precision", Label: "Precision", Kind: "select", Options: names(fit.Precisions), Default: "bf16 / bf16-mixed"},
+		{Name: "quant", Label: "Quantization", Kind: "select", Options: names(fit.Quants), Default: "none"},
 		{Name: "batch", Label: "Micro-batch per GPU", Kind: "number", Default: "1"},
 		{Name: "seq-len", Label: "Sequence length", Kind: "number", Default: "2048"},
 		{Name: "gpus", Label: "GPUs", Kind: "number", Default: "each offer's", Help: "pin the GPU count"},
 		{Name: "grad-ckpt", Label: "Gradient checkpointing", Kind: "checkbox"},
 	}},
 	{Legend: "Training details", Fields: []field{
-		{Name: "optimizer", Label: "Optimizer", Kind: "select", Options: fit.Optimizers, Default: "adamw"},
+		{Name: "optimizer", Label: "Optimizer", Kind: "select", Options: names(fit.Optimizers), Default: "adamw"},
 		{Name: "lora-r", Label: "LoRA rank", Kind: "number", Default: "8"},
 		{Name: "lora-targets", Label: "LoRA targets", Kind: "text", Default: "q_proj,v_proj", Help: "comma list or all-linear"},
-		{Name: "shard", Label: "Sharding", Kind: "select", Options: fit.Shards, Default: "none / tp"},
-		{Name: "offload", Label: "Offload", Kind: "select", Options: fit.Offloads, Default: "none"},
-		{Name: "attention", Label: "Attention", Kind: "select", Options: fit.Attentions, Default: "sdpa"},
+		{Name: "shard", Label: "Sharding", Kind: "select", Options: names(fit.Shards), Default: "none / tp"},
+		{Name: "offload", Label: "Offload", Kind: "select", Options: names(fit.Offloads), Default: "none"},
+		{Name: "attention", Label: "Attention", Kind: "select", Options: names(fit.Attentions), Default: "sdpa"},
 		{Name: "double-quant", Label: "Double quantization", Kind: "checkbox"},
 		{Name: "params", Label: "Parameter count", Kind: "text", Help: "when no architecture is known (7b)"},
 		{Name: "resolution", Label: "Image resolution", Kind: "text", Help: "image-gen: WxH"},
@@ -73,6 +73,15 @@ var askGroups = []fieldGroup{
 		{Name: "top", Label: "Offers shown", Kind: "number", Default: "10"},
 		{Name: "headroom", Label: "Headroom %", Kind: "number", Step: "any", Default: "5"},
 	}},
+}
+
+// names are typed enum values as the strings a form offers.
+func names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // askParams keeps the form's parameters that are set, one value each, in form order

@@ -84,7 +84,7 @@ func (b *testBackend) query(p url.Values, purchaseDefault string) (store.Query, 
 	if purchase != "any" {
 		pu, err := pricing.ParsePurchase(purchase)
 		if err != nil {
-			return q, paramError{"purchase", err.Error()}
+			return q, pricing.WithParam(err, "purchase")
 		}
 		q.Purchase = pu
 	}
@@ -112,7 +112,8 @@ func splitComma(s string) []string {
 
 func (b *testBackend) Recommend(ctx context.Context, p url.Values) (*fit.Recommendation, error) {
 	vals := map[string]string{}
-	for _, k := range fit.JobFlagKeys {
+	for _, jp := range fit.JobParams {
+		k := jp.Name
 		if v := p.Get(k); v != "" {
 			vals[k] = v
 		}
@@ -142,7 +143,7 @@ func (b *testBackend) Recommend(ctx context.Context, p url.Values) (*fit.Recomme
 	}
 	_, pinned := vals["gpus"]
 	return fit.Recommend(fit.RecommendInput{Model: m, Job: job, PinGPUs: pinned, Offers: offers, HeadroomPct: fit.DefaultHeadroomPct,
-		Rank: p.Get("rank"), Top: top, Now: b.now})
+		Rank: fit.Rank(p.Get("rank")), Top: top})
 }
 
 func (b *testBackend) Offers(ctx context.Context, p url.Values) ([]pricing.Offer, error) {

@@ -3,7 +3,6 @@ package web
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -284,18 +283,7 @@ func (s *server) compareCSV(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// paramError is a bad page parameter, named.
-type paramError struct {
-	param string
-	msg   string
-}
-
-func (e paramError) Error() string { return e.msg }
-func (e paramError) Param() string { return e.param }
-
-// Is makes a paramError a pricing Invalid error for statusOf.
-func (e paramError) Unwrap() error { return pricing.Errorf(pricing.Invalid, "%s", e.msg) }
-
+// paramErr is a bad page parameter, named for the form to mark it.
 func paramErr(param, format string, args ...any) error {
-	return paramError{param, fmt.Sprintf(format, args...)}
+	return pricing.ParamErrorf(pricing.Invalid, param, format, args...)
 }

@@ -35,8 +35,8 @@ import (
 // Backend answers the pages' questions. Parameters are named as the CLI flags of the
 // command that answers them (`model`, `seq-len`, `gpu-model`, …) and hold what a user
 // would type; binding and validating them is the backend's job, so the page, the CLI
-// and the API can never disagree on what a parameter means. An error whose value
-// implements ParamError names the parameter at fault, and the page marks that field.
+// and the API can never disagree on what a parameter means. A pricing.Error whose Param
+// names the parameter at fault makes the page mark that field.
 type Backend interface {
 	// Recommend is `picker recommend` with params as its flags. When nothing fits it
 	// returns the recommendation with no offers and its NearestMiss, and no error.
@@ -51,12 +51,6 @@ type Backend interface {
 	// Models are the names the model field suggests: the built-in catalog and cached
 	// Hugging Face models.
 	Models(ctx context.Context) ([]string, error)
-}
-
-// ParamError is implemented by errors about one request parameter.
-type ParamError interface {
-	error
-	Param() string
 }
 
 // Provider is one row of the Providers page (`picker providers`).
@@ -202,13 +196,7 @@ func statusOf(err error) int {
 }
 
 // paramOf returns the parameter an error is about, "" when it names none.
-func paramOf(err error) string {
-	var pe ParamError
-	if errors.As(err, &pe) {
-		return pe.Param()
-	}
-	return ""
-}
+func paramOf(err error) string { return pricing.ErrorParam(err) }
 
 // logFailure logs server-side failures (not the user's bad input).
 func (s *server) logFailure(r *http.Request, status int, err error) {

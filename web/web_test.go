@@ -10,10 +10,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pickergpu/picker/fit"
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/store"
 )
@@ -372,6 +374,18 @@ func TestAge(t *testing.T) {
 	} {
 		if got := age(tc.d); got != tc.want {
 			t.Errorf("age(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+// Every job flag fit knows is a field of the Ask form, so a new flag cannot be
+// forgotten here.
+func TestAskFormHasEveryJobFlag(t *testing.T) {
+	for _, p := range fit.JobParams {
+		if !slices.ContainsFunc(askGroups, func(g fieldGroup) bool {
+			return slices.ContainsFunc(g.Fields, func(f field) bool { return f.Name == p.Name })
+		}) {
+			t.Errorf("job flag --%s has no field in the Ask form", p.Name)
 		}
 	}
 }

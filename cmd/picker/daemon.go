@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -91,34 +92,9 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	if o.shutdownTimeout <= 0 {
 		return usageError{fmt.Errorf("--shutdown-timeout %v: must be positive", o.shutdownTimeout)}
 	}
-
-	// main's signal.NotifyContext cancels ctx at the first SIGINT/SIGTERM. The daemon
-	// listens too, on its own channel, so that it also sees the second one.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	notifySignals(sigs)
-	defer signal.Stop(sigs)
-	stopped := make(chan struct{})
-	defer close(stopped)
-	go func() {
-		n := 0
-		for {
-			select {
-			case s := <-sigs:
-				n++
-				if n == 1 {
-					a.log.Info("signal received; shutting down (send it again to exit at once)", "signal", s.String())
-					cancel()
-					continue
-				}
-				a.log.Warn("second signal; exiting at once", "signal", s.String())
-				exitNow(exitRuntime)
-			case <-stopped:
-				return
-			}
-		}
-	}()
+	defer a.watchSignals(cancel)()
 
 	st, err := a.store(ctx)
 	if err != nil {
@@ -127,23 +103,11 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	// Most API requests repeat a few offer queries (recommend reads every current
 	// offer matching its filters); serve them from memory until the next refresh.
 	st.CacheOffers(offerCacheSize)
-	ln, err := net.Listen("tcp", listen)
+	ln, err := a.listen(listen)
 	if err != nil {
-		return pricing.Errorf(pricing.Unavailable, "daemon: listen on %s: %w", listen, err)
+		return err
 	}
-	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
-		if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
-			a.log.Warn("the API listens beyond this machine and has no authentication", "listen", ln.Addr().String())
-		}
-	}
-
-	sched := scheduler.New(ctx, scheduler.Options{Log: a.log, Parallel: a.cfg.Refresh.Parallel})
-	providers, err := a.scheduleRefreshes(ctx, sched, st)
-	if err == nil {
-		err = sched.Add(scheduler.Task{Name: "nightly", Spec: nightlySpec, Timeout: nightlyTimeout, Run: func(ctx context.Context) error {
-			return a.nightly(ctx, st)
-		}})
-	}
+	sched, providers, err := a.newScheduler(ctx, st)
 	if err != nil {
 		ln.Close()
 		return err
@@ -163,16 +127,78 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 		failure = fmt.Errorf("daemon: serve HTTP: %w", err)
 		cancel()
 	}
+	a.shutdown(ctx, srv, sched, o.shutdownTimeout)
+	return failure
+}
 
-	// Shutdown: stop accepting requests and let the ones in flight finish, while
-	// running refreshes are cancelled (the scheduler's context is a child of ctx) and
-	// waited for; both within the bound. The store is closed by Main.Run after this
-	// returns.
-	a.log.Info("shutting down", "bound", o.shutdownTimeout)
+// watchSignals cancels the daemon at the first SIGINT/SIGTERM and exits at once at the
+// second; call the function it returns to stop listening. main's signal.NotifyContext
+// cancels ctx at the first signal too; the daemon listens on its own channel so that it
+// also sees the second one.
+func (a *app) watchSignals(cancel context.CancelFunc) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	notifySignals(sigs)
+	stopped := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case s := <-sigs:
+				n++
+				if n == 1 {
+					a.log.Info("signal received; shutting down (send it again to exit at once)", "signal", s.String())
+					cancel()
+					continue
+				}
+				a.log.Warn("second signal; exiting at once", "signal", s.String())
+				exitNow(exitRuntime)
+			case <-stopped:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(stopped)
+	}
+}
+
+// listen opens the API's listener, warning when it is reachable beyond this machine.
+func (a *app) listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, pricing.Errorf(pricing.Unavailable, "daemon: listen on %s: %w", addr, err)
+	}
+	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+		if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
+			a.log.Warn("the API listens beyond this machine and has no authentication", "listen", ln.Addr().String())
+		}
+	}
+	return ln, nil
+}
+
+// newScheduler schedules every enabled provider's refresh and the nightly maintenance;
+// it returns the scheduled providers for the start-up log.
+func (a *app) newScheduler(ctx context.Context, st *store.Store) (*scheduler.Scheduler, []string, error) {
+	sched := scheduler.New(ctx, scheduler.Options{Log: a.log, Parallel: a.cfg.Refresh.Parallel})
+	providers, err := a.scheduleRefreshes(ctx, sched, st)
+	if err == nil {
+		err = sched.Add(scheduler.Task{Name: "nightly", Spec: nightlySpec, Timeout: nightlyTimeout, Run: func(ctx context.Context) error {
+			return a.nightly(ctx, st)
+		}})
+	}
+	return sched, providers, err
+}
+
+// shutdown stops accepting requests and lets the ones in flight finish, while running
+// refreshes are cancelled (the scheduler's context is a child of ctx) and waited for;
+// both within bound. The store is closed by Main.Run after runDaemon returns.
+func (a *app) shutdown(ctx context.Context, srv *http.Server, sched *scheduler.Scheduler, bound time.Duration) {
+	a.log.Info("shutting down", "bound", bound)
 	t0 := time.Now()
 	schedDone := make(chan error, 1)
-	go func() { schedDone <- sched.Stop(o.shutdownTimeout) }()
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
+	go func() { schedDone <- sched.Stop(bound) }()
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer scancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		a.log.Warn("requests still running at the shutdown bound; closing their connections", "error", err)
@@ -182,7 +208,6 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 		a.log.Warn("refreshes still running at the shutdown bound were abandoned; their transactions roll back", "error", err)
 	}
 	a.log.Info("stopped", "took", time.Since(t0).Round(time.Millisecond))
-	return failure
 }
 
 // scheduleRefreshes adds a refresh task per enabled provider and returns their names.

@@ -3,62 +3,51 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/modelref"
 )
 
-// registerJobFlags adds the CONTRACT's job flags (shared by estimate and recommend).
-// Values are kept as the user typed them and parsed once by fit.ParseJob, the same
-// parser the HTTP API uses for query parameters.
-func registerJobFlags(fs *pflag.FlagSet) {
-	fs.String("model", "", "catalog name (llama-2-7b), Hugging Face id (meta-llama/Llama-2-7b-hf) or path to a config.json")
-	fs.String("params", "", "raw parameter count (7b, 6.74e9) when no architecture is known")
-	fs.String("task", "inference", "inference, full-ft, lora, qlora or image-gen")
-	fs.String("precision", "", "fp32, fp16, bf16, fp16-mixed or bf16-mixed (default bf16 for inference, bf16-mixed for training)")
-	fs.String("quant", "none", "weight quantization: none, int8, nf4, fp4 or int4 (qlora implies nf4)")
-	fs.Bool("double-quant", false, "bitsandbytes double quantization of the 4-bit constants")
-	fs.String("optimizer", "adamw", "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd or sgd-momentum")
-	fs.String("batch", "1", "micro-batch per GPU")
-	fs.String("seq-len", "", "tokens per sample; inference: prompt + generated (default 2048 for LLMs)")
-	fs.Bool("grad-ckpt", false, "gradient (activation) checkpointing")
-	fs.String("attention", "sdpa", "eager, sdpa or flash")
-	fs.String("lora-r", "8", "LoRA rank")
-	fs.String("lora-targets", "", "LoRA target modules, comma list or all-linear (default q_proj,v_proj or the architecture's equivalent)")
-	fs.String("gpus", "", "GPUs the job runs on (estimate: default 1; recommend: default each offer's GPU count)")
-	fs.String("shard", "", "none, zero1, zero2, zero3, fsdp or tp (default none for training, tp for inference on >1 GPU)")
-	fs.String("offload", "none", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload)")
-	fs.String("resolution", "", "image generation: WxH (default: the model's)")
-	fs.String("images", "", "image generation: images per batch (default 1)")
+// resolveModel is the CLI's and the daemon's ModelResolver: modelref with the Hub
+// settings of the environment.
+func (a *app) resolveModel(ctx context.Context, ref, params string) (*fit.Model, error) {
+	return modelref.Resolve(ctx, ref, params, modelref.FromEnv(a.m.Getenv))
 }
 
-// jobValues returns the job flags the user set, keyed by flag name, for fit.ParseJob.
-func jobValues(fs *pflag.FlagSet) map[string]string {
-	vals := map[string]string{}
-	fs.Visit(func(f *pflag.Flag) {
-		if slices.Contains(fit.JobFlagKeys, f.Name) {
-			vals[f.Name] = f.Value.String()
-		}
-	})
-	return vals
+// EstimateOptions is `picker estimate` (GET /v1/estimate): the job and how to find its
+// model.
+type EstimateOptions struct {
+	JobRequest
+	Resolve ModelResolver
+	IO      *IOStreams // where estimateRun prints
 }
 
-// resolveModel turns --model/--params into a model, fetching unknown Hub ids (cached).
-func (a *app) resolveModel(ctx context.Context, fs *pflag.FlagSet) (*fit.Model, error) {
-	ref, _ := fs.GetString("model")
-	params, _ := fs.GetString("params")
-	opt := fit.ResolveOptionsFromEnv()
-	opt.Params = params
-	m, err := fit.ResolveModel(ctx, ref, opt)
+// Bind sets the options from request parameters (flags, a query, a form).
+func (o *EstimateOptions) Bind(l Lookup) error { return BindParams(o.params(), l) }
+
+// RunEstimate resolves the model and estimates the job on it.
+func RunEstimate(ctx context.Context, o *EstimateOptions) (*fit.Result, error) {
+	m, err := o.Resolve(ctx, o.Model, o.Params)
 	if err != nil {
 		return nil, err
 	}
-	return m, nil
+	return fit.Estimate(m, o.Job)
+}
+
+func (a *app) newEstimateOptions() *EstimateOptions {
+	return &EstimateOptions{Resolve: a.resolveModel, IO: a.streams()}
+}
+
+// estimateRun is the CLI's run function: RunEstimate, printed to o.IO.
+func estimateRun(ctx context.Context, o *EstimateOptions) error {
+	res, err := RunEstimate(ctx, o)
+	if err != nil {
+		return err
+	}
+	return writeEstimate(o.IO, res)
 }
 
 func (a *app) estimateCmd() *cobra.Command {
@@ -70,38 +59,27 @@ func (a *app) estimateCmd() *cobra.Command {
   picker estimate --model ./config.json --task inference --batch 8 --seq-len 4096`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := a.estimate(cmd.Context(), cmd.Flags())
-			if err != nil {
+			o := a.newEstimateOptions()
+			if err := o.Bind(FlagLookup(cmd.Flags())); err != nil {
 				return err
 			}
-			return a.writeEstimate(a.stdout, res)
+			return estimateRun(cmd.Context(), o)
 		},
 	}
-	registerJobFlags(cmd.Flags())
+	registerParams(cmd.Flags(), (&EstimateOptions{}).params())
 	return cmd
 }
 
-func (a *app) estimate(ctx context.Context, fs *pflag.FlagSet) (*fit.Result, error) {
-	job, err := fit.ParseJob(jobValues(fs))
-	if err != nil {
-		return nil, err
-	}
-	m, err := a.resolveModel(ctx, fs)
-	if err != nil {
-		return nil, err
-	}
-	return fit.Estimate(m, job)
-}
-
-func (a *app) writeEstimate(w io.Writer, r *fit.Result) error {
-	switch a.output {
+func writeEstimate(s *IOStreams, r *fit.Result) error {
+	w := s.Out
+	switch s.Format {
 	case "json":
 		return writeJSON(w, r)
 	case "csv":
 		b := r.Breakdown
 		return writeCSV(w, []string{"model", "task", "precision", "quant", "batch", "seq_len", "gpus", "shard", "trainable_params",
 			"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "kv_cache_gib", "workspace_gib", "peak_allocated_gib", "device_total_gib", "cpu_ram_gib"},
-			[][]string{{r.Model.Name, r.Job.Task, r.Job.Precision, r.Job.Quant, fmt.Sprint(r.Job.Batch), fmt.Sprint(r.Job.SeqLen), fmt.Sprint(r.Job.GPUs), r.Job.Shard, fmt.Sprint(r.TrainableParams),
+			[][]string{{r.Model.Name, string(r.Job.Task), string(r.Job.Precision), string(r.Job.Quant), fmt.Sprint(r.Job.Batch), fmt.Sprint(r.Job.SeqLen), fmt.Sprint(r.Job.GPUs), string(r.Job.Shard), fmt.Sprint(r.TrainableParams),
 				num(b.Weights, 3), num(b.Gradients, 3), num(b.Optimizer, 3), num(b.Activations, 3), num(b.KVCache, 3), num(b.Workspace, 3), num(r.PeakAllocatedGiB, 3), num(r.DeviceTotalGiB, 3), num(r.CPURAMGiB, 3)}})
 	}
 	fmt.Fprintf(w, "%s (%s, %s params)  %s\n", r.Model.Name, r.Model.Architecture, humanCount(r.Model.Params), jobSummary(r.Job))
@@ -123,7 +101,7 @@ func (a *app) writeEstimate(w io.Writer, r *fit.Result) error {
 	if r.CPURAMGiB > 0 {
 		t.add("host RAM", num(r.CPURAMGiB, 2))
 	}
-	if err := t.write(w, a.tty); err != nil {
+	if err := t.write(w, s.TTY); err != nil {
 		return err
 	}
 	if len(r.Assumptions) > 0 {
@@ -135,13 +113,13 @@ func (a *app) writeEstimate(w io.Writer, r *fit.Result) error {
 	return nil
 }
 
-func jobSummary(j fit.JobInfo) string {
-	parts := []string{j.Task, j.Precision}
-	if j.Quant != "" && j.Quant != "none" {
-		parts = append(parts, j.Quant)
+func jobSummary(j fit.Job) string {
+	parts := []string{string(j.Task), string(j.Precision)}
+	if j.Quant.Quantized() {
+		parts = append(parts, string(j.Quant))
 	}
 	if j.Task == fit.TaskImageGen {
-		parts = append(parts, j.Resolution, fmt.Sprintf("%d image(s)", j.Images))
+		parts = append(parts, j.Resolution.String(), fmt.Sprintf("%d image(s)", j.Images))
 	} else {
 		parts = append(parts, fmt.Sprintf("batch %d", j.Batch), fmt.Sprintf("seq %d", j.SeqLen))
 	}
@@ -149,13 +127,13 @@ func jobSummary(j fit.JobInfo) string {
 		parts = append(parts, "grad-ckpt")
 	}
 	if j.Task == fit.TaskLoRA || j.Task == fit.TaskQLoRA {
-		parts = append(parts, fmt.Sprintf("r=%d %s", j.LoRAR, strings.Join(j.LoRATargets, ",")))
+		parts = append(parts, fmt.Sprintf("r=%d %s", j.LoRARank, strings.Join(j.LoRATargets, ",")))
 	}
 	if j.GPUs > 1 {
 		parts = append(parts, fmt.Sprintf("%d GPUs %s", j.GPUs, j.Shard))
 	}
-	if j.Offload != "" && j.Offload != "none" {
-		parts = append(parts, "offload "+j.Offload)
+	if j.Offload.Enabled() {
+		parts = append(parts, "offload "+string(j.Offload))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -1,6 +1,14 @@
 // Command picker answers "what is the cheapest GPU instance that can run this job?":
 // it estimates a job's GPU memory, keeps GPU instance prices from the clouds in SQLite,
 // and recommends the cheapest instance whose VRAM just covers the job.
+//
+// It is the only package that knows every other: config, wiring, commands, output. Each
+// command has an Options struct (its typed inputs, lazily opened dependencies, IOStreams)
+// and a run function that never touches cobra (RunOffers, RunEstimate, RunRecommend);
+// params.go's one binder, BindParams over a Lookup, fills Options from CLI flags, API
+// query parameters or form fields alike, and the HTTP API (server.go) calls the same run
+// functions. The recommend path reads: command -> bind job -> resolve model (modelref) ->
+// fit.Recommend -> freshness warnings -> output.
 package main
 
 import (

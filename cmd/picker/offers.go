@@ -3,86 +3,76 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/store"
 )
 
-// offerFilters are the offer flags shared by offers, export and recommend.
+// offerFilters are the offer parameters shared by offers, export and recommend, bound
+// straight into a store query.
 type offerFilters struct {
-	gpuModels     []string
-	minVRAM       float64
-	minTotalVRAM  float64
-	providers     []string
-	regions       []string
-	purchase      string
-	maxPrice      float64
-	maxGPUs       float64
-	sort          string
-	withSortFlags bool
+	q store.Query
 }
 
-func (f *offerFilters) register(fs *pflag.FlagSet, purchaseDefault string) {
-	fs.StringSliceVar(&f.gpuModels, "gpu-model", nil, "GPU models, comma list (e.g. H100,A100-80GB); see 'picker gpus'")
-	fs.StringSliceVar(&f.providers, "provider", nil, "providers, comma list (e.g. aws,lambda)")
-	fs.StringSliceVar(&f.regions, "region", nil, "regions, comma list")
-	fs.StringVar(&f.purchase, "purchase", purchaseDefault, "on-demand, spot or any")
-	fs.Float64Var(&f.maxPrice, "max-price", 0, "highest price in USD per instance-hour")
-}
-
-func (f *offerFilters) registerVRAM(fs *pflag.FlagSet) {
-	fs.Float64Var(&f.minVRAM, "min-vram", 0, "least GPU memory per GPU, GiB")
-	fs.Float64Var(&f.minTotalVRAM, "min-total-vram", 0, "least GPU memory of the whole instance, GiB")
-	fs.StringVar(&f.sort, "sort", "price", "price, price-per-gpu or price-per-gib")
-	f.withSortFlags = true
-}
-
-// query validates the flags and turns them into a store query.
-func (f *offerFilters) query() (store.Query, error) {
-	q := store.Query{
-		Providers:       splitList(f.providers),
-		Regions:         splitList(f.regions),
-		MinVRAMGiB:      f.minVRAM,
-		MinTotalVRAMGiB: f.minTotalVRAM,
-		MaxPriceUSDHr:   f.maxPrice,
-		MaxGPUs:         f.maxGPUs,
-		Sort:            store.Sort(f.sort),
+// params declares the filters; purchaseDefault differs between commands (recommend
+// prices on-demand unless told otherwise). withVRAM adds the VRAM floors and --sort.
+func (f *offerFilters) params(purchaseDefault string, withVRAM bool) []param {
+	list := func(dst *[]string) func(string) error {
+		return func(v string) error { *dst = splitList([]string{v}); return nil }
 	}
-	for _, g := range splitList(f.gpuModels) {
+	ps := []param{
+		{name: "gpu-model", kind: kindList, usage: "GPU models, comma list (e.g. H100,A100-80GB); see 'picker gpus'", set: f.setGPUModels},
+		{name: "provider", kind: kindList, usage: "providers, comma list (e.g. aws,lambda)", set: list(&f.q.Providers)},
+		{name: "region", kind: kindList, usage: "regions, comma list", set: list(&f.q.Regions)},
+		{name: "purchase", usage: "on-demand, spot or any", def: purchaseDefault, set: f.setPurchase},
+		{name: "max-price", kind: kindFloat, usage: "highest price in USD per instance-hour", set: nonNegative("max-price", &f.q.MaxPriceUSDHr)},
+	}
+	if withVRAM {
+		ps = append(ps,
+			param{name: "min-vram", kind: kindFloat, usage: "least GPU memory per GPU, GiB", set: nonNegative("min-vram", &f.q.MinVRAMGiB)},
+			param{name: "min-total-vram", kind: kindFloat, usage: "least GPU memory of the whole instance, GiB", set: nonNegative("min-total-vram", &f.q.MinTotalVRAMGiB)},
+			param{name: "sort", usage: "price, price-per-gpu or price-per-gib", def: "price", set: f.setSort},
+		)
+	}
+	return ps
+}
+
+func (f *offerFilters) setGPUModels(v string) error {
+	f.q.GPUModels = nil
+	for _, g := range splitList([]string{v}) {
 		canon, err := canonicalGPU(g)
 		if err != nil {
-			return q, err
+			return err
 		}
-		q.GPUModels = append(q.GPUModels, canon)
+		f.q.GPUModels = append(f.q.GPUModels, canon)
 	}
-	switch f.purchase {
-	case "any", "":
-	default:
-		p, err := pricing.ParsePurchase(f.purchase)
-		if err != nil {
-			return q, pricing.Errorf(pricing.Invalid, "--purchase %q: want on-demand, spot or any", f.purchase)
-		}
-		q.Purchase = p
+	return nil
+}
+
+func (f *offerFilters) setPurchase(v string) error {
+	f.q.Purchase = ""
+	if v == "any" || v == "" {
+		return nil
 	}
-	for name, v := range map[string]float64{"--min-vram": f.minVRAM, "--min-total-vram": f.minTotalVRAM, "--max-price": f.maxPrice} {
-		if v < 0 {
-			return q, pricing.Errorf(pricing.Invalid, "%s %v: must not be negative", name, v)
-		}
+	p, err := pricing.ParsePurchase(v)
+	if err != nil {
+		return pricing.Errorf(pricing.Invalid, "--purchase %q: want on-demand, spot or any", v)
 	}
-	if f.withSortFlags {
-		switch f.sort {
-		case "price", "price-per-gpu", "price-per-gib":
-		default:
-			return q, pricing.Errorf(pricing.Invalid, "--sort %q: want price, price-per-gpu or price-per-gib", f.sort)
-		}
+	f.q.Purchase = p
+	return nil
+}
+
+func (f *offerFilters) setSort(v string) error {
+	switch v {
+	case "price", "price-per-gpu", "price-per-gib":
+		f.q.Sort = store.Sort(v)
+		return nil
 	}
-	return q, nil
+	return pricing.Errorf(pricing.Invalid, "--sort %q: want price, price-per-gpu or price-per-gib", v)
 }
 
 // canonicalGPU resolves a user's GPU name (any spelling the normalisation table knows)
@@ -143,9 +133,60 @@ func levenshtein(a, b string) int {
 	return prev[len(b)]
 }
 
+// offerStore is what the read commands need of the store; tests hand them a fake.
+type offerStore interface {
+	Offers(ctx context.Context, q store.Query) ([]pricing.Offer, error)
+}
+
+// OffersOptions is `picker offers` (GET /v1/offers): a store query and where to read it.
+type OffersOptions struct {
+	Filters offerFilters
+	Limit   int
+	// Store opens the store on first use (lazily, so a bad flag never opens a database).
+	Store func(context.Context) (offerStore, error)
+	IO    *IOStreams // where offersRun prints
+}
+
+func (o *OffersOptions) params() []param {
+	return append(o.Filters.params("any", true),
+		param{name: "limit", kind: kindInt, usage: "show at most N offers (0 = all)", set: func(v string) (err error) { o.Limit, err = parseInt("limit", 0)(v); return }})
+}
+
+// Bind sets the options from request parameters (flags, a query, a form).
+func (o *OffersOptions) Bind(l Lookup) error { return BindParams(o.params(), l) }
+
+// RunOffers lists the offers that match, cheapest first; never nil.
+func RunOffers(ctx context.Context, o *OffersOptions) ([]pricing.Offer, error) {
+	st, err := o.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := o.Filters.q
+	q.Limit = o.Limit
+	offers, err := st.Offers(ctx, q)
+	if offers == nil && err == nil {
+		offers = []pricing.Offer{}
+	}
+	return offers, err
+}
+
+func (a *app) newOffersOptions() *OffersOptions {
+	return &OffersOptions{Store: a.offerStore, IO: a.streams()}
+}
+
+// offersRun is the CLI's run function: RunOffers, printed to o.IO.
+func offersRun(ctx context.Context, o *OffersOptions) error {
+	offers, err := RunOffers(ctx, o)
+	if err != nil {
+		return err
+	}
+	return writeOffers(o.IO, offers)
+}
+
+// offerStore opens the store as the read commands see it.
+func (a *app) offerStore(ctx context.Context) (offerStore, error) { return a.store(ctx) }
+
 func (a *app) offersCmd() *cobra.Command {
-	var f offerFilters
-	var limit int
 	cmd := &cobra.Command{
 		Use:   "offers",
 		Short: "List current GPU instance offers, cheapest first",
@@ -153,30 +194,15 @@ func (a *app) offersCmd() *cobra.Command {
   picker offers --min-vram 40 --purchase spot --sort price-per-gpu -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q, err := f.query()
-			if err != nil {
+			o := a.newOffersOptions()
+			if err := o.Bind(FlagLookup(cmd.Flags())); err != nil {
 				return err
 			}
-			q.Limit = limit
-			return a.runOffers(cmd.Context(), q)
+			return offersRun(cmd.Context(), o)
 		},
 	}
-	f.register(cmd.Flags(), "any")
-	f.registerVRAM(cmd.Flags())
-	cmd.Flags().IntVar(&limit, "limit", 0, "show at most N offers (0 = all)")
+	registerParams(cmd.Flags(), (&OffersOptions{}).params())
 	return cmd
-}
-
-func (a *app) runOffers(ctx context.Context, q store.Query) error {
-	st, err := a.store(ctx)
-	if err != nil {
-		return err
-	}
-	offers, err := st.Offers(ctx, q)
-	if err != nil {
-		return err
-	}
-	return a.writeOffers(a.stdout, offers)
 }
 
 // offerColumns are the CSV/JSON field names of an offer, in CONTRACT order.
@@ -184,12 +210,10 @@ var offerColumns = pricing.OfferCSVColumns
 
 func offerCells(o pricing.Offer) []string { return pricing.OfferCSVRecord(o) }
 
-func (a *app) writeOffers(w io.Writer, offers []pricing.Offer) error {
-	switch a.output {
+func writeOffers(s *IOStreams, offers []pricing.Offer) error {
+	w := s.Out
+	switch s.Format {
 	case "json":
-		if offers == nil {
-			offers = []pricing.Offer{}
-		}
 		return writeJSON(w, offers)
 	case "csv":
 		rows := make([][]string, len(offers))
@@ -199,24 +223,24 @@ func (a *app) writeOffers(w io.Writer, offers []pricing.Offer) error {
 		return writeCSV(w, offerColumns, rows)
 	}
 	if len(offers) == 0 {
-		fmt.Fprintln(a.stderr, "no offers match")
+		fmt.Fprintln(s.ErrOut, "no offers match")
 		return nil
 	}
 	t := &table{headers: []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "PURCHASE", "$/HR", "$/GPU-HR", "AGE", "SOURCE"}}
-	now := a.now()
+	now := s.Now()
 	for _, o := range offers {
 		region := o.Region
 		if o.Zone != "" {
 			region += " (" + o.Zone + ")"
 		}
 		t.add(o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.GPUMemGiB, 1), string(o.Purchase),
-			usd(o.PriceUSDHr), usd(o.PricePerGPU()), pricing.FormatAge(now.Sub(o.ObservedAt)), o.Source)
+			usd(o.PriceUSDHr), usd(o.PricePerGPU()), formatAge(now.Sub(o.ObservedAt)), o.Source)
 	}
-	if err := t.write(w, a.tty); err != nil {
+	if err := t.write(w, s.TTY); err != nil {
 		return err
 	}
-	if a.tty {
-		fmt.Fprintf(a.stderr, "%d offers\n", len(offers))
+	if s.TTY {
+		fmt.Fprintf(s.ErrOut, "%d offers\n", len(offers))
 	}
 	return nil
 }

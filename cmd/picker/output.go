@@ -10,9 +10,25 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/pickergpu/picker/pricing"
 )
+
+// IOStreams is where a command's output goes and how it looks: the format (-o), whether
+// Out is a terminal (aligned tables, progress, footers) or a pipe (tab-separated), and the
+// clock that ages are measured against. Tests fill it with buffers.
+type IOStreams struct {
+	Out, ErrOut io.Writer
+	Format      string // table, json or csv
+	TTY         bool
+	Now         func() time.Time
+}
+
+// streams is where commands print, as the global flags and the terminal say.
+func (a *app) streams() *IOStreams {
+	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Now: a.now}
+}
 
 // table is a rendered result: headers and rows of cells. The same table goes to a
 // terminal (aligned, with units in the headers) and to a pipe (the same columns, tab
@@ -97,4 +113,20 @@ func usd(v float64) string {
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// formatAge renders an age the way a table wants it: "45 s", "3 h", "112 d".
+func formatAge(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0 s"
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%d d", int(d.Hours()/24))
+	}
 }

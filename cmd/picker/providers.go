@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers/registry"
 	"github.com/pickergpu/picker/store"
 )
@@ -41,7 +40,7 @@ func (a *app) providersCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.writeProviders(rows)
+			return writeProviders(a.streams(), rows)
 		},
 	}
 }
@@ -85,7 +84,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 			if !s.NewestObserved.IsZero() {
 				// The age of the prices themselves: for snapshot-seeded providers that is
 				// the snapshot's date, not when the database was created.
-				r.Age = pricing.FormatAge(a.now().Sub(s.NewestObserved))
+				r.Age = formatAge(a.now().Sub(s.NewestObserved))
 			}
 		}
 		rows = append(rows, r)
@@ -106,16 +105,16 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 	return rows, nil
 }
 
-func (a *app) writeProviders(rows []providerRow) error {
-	switch a.output {
+func writeProviders(s *IOStreams, rows []providerRow) error {
+	switch s.Format {
 	case "json":
-		return writeJSON(a.stdout, rows)
+		return writeJSON(s.Out, rows)
 	case "csv":
 		recs := make([][]string, len(rows))
 		for i, r := range rows {
 			recs[i] = []string{r.Name, fmt.Sprint(r.Adapter), fmt.Sprint(r.Enabled), fmtOptTime(r.LastSuccess, ""), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, " "), r.LastError, fmt.Sprint(r.ConsecutiveFailures)}
 		}
-		return writeCSV(a.stdout, []string{"name", "adapter", "enabled", "last_success", "age", "offers", "sources", "last_error", "consecutive_failures"}, recs)
+		return writeCSV(s.Out, []string{"name", "adapter", "enabled", "last_success", "age", "offers", "sources", "last_error", "consecutive_failures"}, recs)
 	}
 	t := &table{headers: []string{"PROVIDER", "ENABLED", "LAST SUCCESS", "AGE", "OFFERS", "SOURCE", "FAILURES", "LAST ERROR"}}
 	for _, r := range rows {
@@ -128,5 +127,5 @@ func (a *app) writeProviders(rows []providerRow) error {
 		}
 		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), r.LastError)
 	}
-	return t.write(a.stdout, a.tty)
+	return t.write(s.Out, s.TTY)
 }

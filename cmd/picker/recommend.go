@@ -3,37 +3,159 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/pickergpu/picker/fit"
 	"github.com/pickergpu/picker/pricing"
 )
 
-// recommendOutput is the CONTRACT's recommend JSON: the recommender's answer (estimate,
+// RecommendResult is the CONTRACT's recommend JSON: the recommender's answer (estimate,
 // offers, ladder, warnings, nearest_miss) plus the headroom it was judged with.
-type recommendOutput struct {
+type RecommendResult struct {
 	*fit.Recommendation
 	HeadroomPct float64 `json:"headroom_pct"`
 }
 
-type recommendFlags struct {
-	filters  offerFilters
-	maxGPUs  int
-	rank     string
-	tokens   string
-	top      int
-	headroom float64
-	mfu      float64
+// ModelResolver turns --model/--params into a model (modelref.Resolve with the
+// environment's Hub settings; tests pass a catalog-only one).
+type ModelResolver func(ctx context.Context, ref, params string) (*fit.Model, error)
+
+// RecommendOptions is `picker recommend` (GET /v1/recommend): the job, the offer query,
+// the ranking knobs, and the lazily opened dependencies.
+type RecommendOptions struct {
+	JobRequest
+	Filters     offerFilters
+	MaxGPUs     int
+	Rank        fit.Rank
+	Tokens      float64 // 0 = no time estimate
+	Top         int
+	HeadroomPct float64
+	MFU         float64
+
+	Resolve    ModelResolver
+	Store      func(context.Context) (offerStore, error)
+	IO         *IOStreams // where recommendRun prints; the API and web pages render the result themselves
+	Now        func() time.Time
+	StaleAfter time.Duration // [recommend] stale_after; 0 = no freshness warning
+}
+
+func (o *RecommendOptions) params() []param {
+	ps := append(o.JobRequest.params(), o.Filters.params("on-demand", false)...)
+	return append(ps,
+		param{name: "max-gpus", kind: kindInt, usage: "largest instance to consider, in GPUs (0 = any)",
+			set: func(v string) (err error) { o.MaxGPUs, err = parseInt("max-gpus", 0)(v); return }},
+		param{name: "rank", usage: "hourly (cheapest per hour) or job (cheapest for the whole job; needs --tokens)", def: string(fit.RankHourly),
+			set: func(v string) (err error) { o.Rank, err = fit.ParseRank(v); return }},
+		param{name: "tokens", usage: "training or generated tokens of the whole job (e.g. 2e9), for --rank job and time estimates", set: o.setTokens},
+		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
+			set: func(v string) (err error) { o.Top, err = parseInt("top", 1)(v); return }},
+		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(fit.DefaultHeadroomPct), set: o.setHeadroom},
+		param{name: "mfu", kind: kindFloat, usage: "model-FLOPs utilisation assumed for training time", def: strconv.FormatFloat(fit.DefaultMFU, 'g', -1, 64),
+			set: func(v string) (err error) { o.MFU, err = parseFloat("mfu")(v); return }},
+	)
+}
+
+func (o *RecommendOptions) setTokens(v string) error {
+	t, err := strconv.ParseFloat(v, 64)
+	if v != "" && (err != nil || t <= 0) {
+		return pricing.Errorf(pricing.Invalid, "--tokens %q: want a positive number such as 2e9", v)
+	}
+	o.Tokens = t
+	return nil
+}
+
+func (o *RecommendOptions) setHeadroom(v string) error {
+	h, err := parseFloat("headroom")(v)
+	if err != nil {
+		return err
+	}
+	if h < 0 || h > 100 {
+		return pricing.Errorf(pricing.Invalid, "--headroom %v: want a percentage between 0 and 100", h)
+	}
+	o.HeadroomPct = h
+	return nil
+}
+
+// Bind sets the options from request parameters (flags, a query, a form).
+func (o *RecommendOptions) Bind(l Lookup) error { return BindParams(o.params(), l) }
+
+// RunRecommend resolves the model, reads the matching offers and ranks them: command ->
+// bind (done) -> resolve model -> fit.Recommend -> freshness warnings. Nothing fits is not
+// an error here: the result's Offers is empty and NearestMiss says why.
+func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, error) {
+	m, err := o.Resolve(ctx, o.Model, o.Params)
+	if err != nil {
+		return nil, err
+	}
+	st, err := o.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := o.Filters.q
+	q.MaxGPUs = float64(o.MaxGPUs)
+	offers, err := st.Offers(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := fit.Recommend(fit.RecommendInput{
+		Model: m, Job: o.Job, PinGPUs: o.PinGPUs, Offers: offers,
+		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(offers) == 0 {
+		rec.NearestMiss += "; widen them or run `picker refresh`"
+	}
+	rec.Warnings = append(rec.Warnings, freshnessWarnings(rec.Offers, o.Now(), o.StaleAfter)...)
+	if rec.Offers == nil {
+		rec.Offers = []fit.Fit{}
+	}
+	return &RecommendResult{rec, o.HeadroomPct}, nil
+}
+
+// freshnessWarnings says which providers' prices in the answer are older than
+// staleAfter, and when every price comes from the embedded snapshot, how to get live
+// ones. A zero staleAfter disables them.
+func freshnessWarnings(fits []fit.Fit, now time.Time, staleAfter time.Duration) []string {
+	if staleAfter <= 0 || now.IsZero() {
+		return nil
+	}
+	var w []string
+	stale := map[string]time.Duration{}
+	snapshotOnly := len(fits) > 0
+	for _, f := range fits {
+		if age := now.Sub(f.ObservedAt); age > staleAfter && age > stale[f.Provider] {
+			stale[f.Provider] = age
+		}
+		if f.Source != pricing.SourceSnapshot {
+			snapshotOnly = false
+		}
+	}
+	if len(stale) > 0 {
+		var names []string
+		for p, age := range stale {
+			names = append(names, fmt.Sprintf("%s (%s)", p, formatAge(age)))
+		}
+		slices.Sort(names)
+		w = append(w, fmt.Sprintf("prices older than %s from %s", formatAge(staleAfter), strings.Join(names, ", ")))
+	}
+	if snapshotOnly {
+		w = append(w, "every price shown comes from the embedded snapshot; run `picker refresh` for live prices")
+	}
+	return w
+}
+
+func (a *app) newRecommendOptions() *RecommendOptions {
+	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration}
 }
 
 func (a *app) recommendCmd() *cobra.Command {
-	var rf recommendFlags
 	cmd := &cobra.Command{
 		Use:   "recommend",
 		Short: "Recommend the cheapest GPU instance whose VRAM just covers the job",
@@ -47,80 +169,36 @@ need and cost. Exit 3 when nothing fits, with the nearest miss.`,
   picker recommend --model mistral-7b --task lora --rank job --tokens 50e6 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := a.recommend(cmd.Context(), cmd.Flags(), &rf)
-			if err != nil {
+			o := a.newRecommendOptions()
+			if err := o.Bind(FlagLookup(cmd.Flags())); err != nil {
 				return err
 			}
-			if err := a.writeRecommendation(a.stdout, out); err != nil {
-				return err
-			}
-			if len(out.Offers) == 0 {
-				return noFitError{"no offer fits: " + out.NearestMiss}
-			}
-			return nil
+			return recommendRun(cmd.Context(), o)
 		},
 	}
-	fs := cmd.Flags()
-	registerJobFlags(fs)
-	rf.filters.register(fs, "on-demand")
-	fs.IntVar(&rf.maxGPUs, "max-gpus", 0, "largest instance to consider, in GPUs (0 = any)")
-	fs.StringVar(&rf.rank, "rank", "hourly", "hourly (cheapest per hour) or job (cheapest for the whole job; needs --tokens)")
-	fs.StringVar(&rf.tokens, "tokens", "", "training or generated tokens of the whole job (e.g. 2e9), for --rank job and time estimates")
-	fs.IntVar(&rf.top, "top", 10, "how many offers to show")
-	fs.Float64Var(&rf.headroom, "headroom", fit.DefaultHeadroomPct, "extra margin over device_total_gib, percent")
-	fs.Float64Var(&rf.mfu, "mfu", fit.DefaultMFU, "model-FLOPs utilisation assumed for training time")
+	registerParams(cmd.Flags(), (&RecommendOptions{}).params())
 	return cmd
 }
 
-func (a *app) recommend(ctx context.Context, fs *pflag.FlagSet, rf *recommendFlags) (*recommendOutput, error) {
-	vals := jobValues(fs)
-	job, err := fit.ParseJob(vals)
+// recommendRun is the CLI's run function: RunRecommend, then the answer printed to
+// o.IO; nothing fits is noFitError (exit 3) after the answer is printed.
+func recommendRun(ctx context.Context, o *RecommendOptions) error {
+	out, err := RunRecommend(ctx, o)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	q, err := rf.filters.query()
-	if err != nil {
-		return nil, err
+	if err := writeRecommendation(o.IO, out); err != nil {
+		return err
 	}
-	if rf.maxGPUs < 0 {
-		return nil, pricing.Errorf(pricing.Invalid, "--max-gpus %d: must not be negative", rf.maxGPUs)
+	return noFit(out)
+}
+
+// noFit is the error (exit 3, HTTP 404) of an answer where nothing fits.
+func noFit(out *RecommendResult) error {
+	if len(out.Offers) == 0 {
+		return noFitError{"no offer fits: " + out.NearestMiss}
 	}
-	if rf.top < 1 {
-		return nil, pricing.Errorf(pricing.Invalid, "--top %d: want at least 1", rf.top)
-	}
-	if rf.headroom < 0 || rf.headroom > 100 {
-		return nil, pricing.Errorf(pricing.Invalid, "--headroom %v: want a percentage between 0 and 100", rf.headroom)
-	}
-	var tokens float64
-	if rf.tokens != "" {
-		tokens, err = strconv.ParseFloat(rf.tokens, 64)
-		if err != nil || tokens <= 0 {
-			return nil, pricing.Errorf(pricing.Invalid, "--tokens %q: want a positive number such as 2e9", rf.tokens)
-		}
-	}
-	q.MaxGPUs = float64(rf.maxGPUs)
-	m, err := a.resolveModel(ctx, fs)
-	if err != nil {
-		return nil, err
-	}
-	st, err := a.store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	offers, err := st.Offers(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	_, pinned := vals["gpus"]
-	rec, err := fit.Recommend(fit.RecommendInput{
-		Model: m, Job: job, PinGPUs: pinned, Offers: offers,
-		HeadroomPct: rf.headroom, Rank: rf.rank, Tokens: tokens, MFU: rf.mfu, Top: rf.top,
-		Now: a.now(), StaleAfter: a.cfg.Recommend.StaleAfter.Duration,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &recommendOutput{rec, rf.headroom}, nil
+	return nil
 }
 
 // fitColumns are the CSV columns of a recommended offer (CONTRACT offer fields).
@@ -134,11 +212,9 @@ func optNum(v *float64) string {
 	return num(*v, 3)
 }
 
-func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
-	if r.Offers == nil {
-		r.Offers = []fit.Fit{}
-	}
-	switch a.output {
+func writeRecommendation(s *IOStreams, r *RecommendResult) error {
+	w := s.Out
+	switch s.Format {
 	case "json":
 		return writeJSON(w, r)
 	case "csv":
@@ -171,9 +247,9 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 			if withCost {
 				cells = append(cells, optFmt(f.EstHours, 1), optFmt(f.EstCostUSD, 2))
 			}
-			t.add(append(cells, pricing.FormatAge(a.now().Sub(o.ObservedAt)))...)
+			t.add(append(cells, formatAge(s.Now().Sub(o.ObservedAt)))...)
 		}
-		if err := t.write(w, a.tty); err != nil {
+		if err := t.write(w, s.TTY); err != nil {
 			return err
 		}
 	} else {
@@ -193,12 +269,12 @@ func (a *app) writeRecommendation(w io.Writer, r *recommendOutput) error {
 			}
 			t.add(s.Change, s.Flags, num(s.DeviceTotalGiB, 1), cheapest, price, saving, s.Tradeoff)
 		}
-		if err := t.write(w, a.tty); err != nil {
+		if err := t.write(w, s.TTY); err != nil {
 			return err
 		}
 	}
 	for _, warn := range r.Warnings {
-		fmt.Fprintln(a.stderr, "warning:", warn)
+		fmt.Fprintln(s.ErrOut, "warning:", warn)
 	}
 	return nil
 }

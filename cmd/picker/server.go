@@ -6,28 +6,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"os"
+	"net/url"
 	"runtime/debug"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
+	"github.com/pickergpu/picker/modelref"
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/web"
 )
 
-// The daemon's HTTP API. Every /v1 endpoint runs the CLI command of the same name
-// with the query parameters set as its flags and the output forced to JSON, so a
-// response body is byte for byte what `picker <command> -o json` prints, and a
-// parameter means exactly what the flag means. Errors are JSON too:
-// {"error": "...", "parameter": "name"}.
+// The daemon's HTTP API. Every /v1 endpoint binds its query parameters with the same
+// params and binder as the CLI command of the same name and calls the same run function,
+// then writes the result as `picker <command> -o json` does, so a response body is byte
+// for byte the CLI's JSON and a parameter means exactly what the flag means. Errors are
+// JSON too: {"error": "...", "parameter": "name"}, the parameter taken from the error's
+// pricing.Error.Param.
 
 // Server timeouts: a slow or idle client cannot hold a connection or a goroutine.
 const (
@@ -42,16 +38,63 @@ const (
 	maxHeaderBytes = 64 << 10
 )
 
-// apiRoutes are the endpoints, each a CLI command run with its query parameters as
-// flags.
+// apiRoutes are the endpoints. serve binds the checked query and runs the command; a
+// non-nil result is the body even when err is set (nothing fits).
 var apiRoutes = []struct {
 	path  string
-	build func(*app) *cobra.Command
+	serve func(a *app, ctx context.Context, q url.Values) (any, error)
 }{
-	{"/v1/offers", (*app).offersCmd},
-	{"/v1/estimate", (*app).estimateCmd},
-	{"/v1/recommend", (*app).recommendCmd},
-	{"/v1/providers", (*app).providersCmd},
+	{"/v1/offers", func(a *app, ctx context.Context, q url.Values) (any, error) {
+		o := a.newOffersOptions()
+		if err := bindQuery(q, o.params()); err != nil {
+			return nil, err
+		}
+		return RunOffers(ctx, o)
+	}},
+	{"/v1/estimate", func(a *app, ctx context.Context, q url.Values) (any, error) {
+		o := a.newEstimateOptions()
+		if err := bindJobQuery(q, o.params(), &o.JobRequest); err != nil {
+			return nil, err
+		}
+		return RunEstimate(ctx, o)
+	}},
+	{"/v1/recommend", func(a *app, ctx context.Context, q url.Values) (any, error) {
+		o := a.newRecommendOptions()
+		if err := bindJobQuery(q, o.params(), &o.JobRequest); err != nil {
+			return nil, err
+		}
+		out, err := RunRecommend(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return out, noFit(out)
+	}},
+	{"/v1/providers", func(a *app, ctx context.Context, q url.Values) (any, error) {
+		if err := bindQuery(q, nil); err != nil {
+			return nil, err
+		}
+		return a.providerRows(ctx)
+	}},
+}
+
+// bindQuery checks q against ps (unknown names, repeated scalars) and binds it.
+func bindQuery(q url.Values, ps []param) error {
+	if err := CheckValues(q, ps); err != nil {
+		return err
+	}
+	return BindParams(ps, QueryLookup(q))
+}
+
+// bindJobQuery is bindQuery for a command with a job, refusing a model that names a
+// file: the API never reads the daemon's files.
+func bindJobQuery(q url.Values, ps []param, job *JobRequest) error {
+	if err := bindQuery(q, ps); err != nil {
+		return err
+	}
+	if job.Model != "" && modelref.IsPath(job.Model) {
+		return pricing.ParamErrorf(pricing.Invalid, "model", "parameter \"model\" %q: the API does not read files; pass a catalog name or a Hugging Face id", job.Model)
+	}
+	return nil
 }
 
 // apiHandler serves the API, and the web pages at /, over a's store, which must be
@@ -61,7 +104,7 @@ func (a *app) apiHandler() http.Handler {
 	known := map[string]bool{"/healthz": true}
 	mux.HandleFunc("GET /healthz", a.handleHealth)
 	for _, r := range apiRoutes {
-		mux.Handle("GET "+r.path, a.commandHandler(r.build))
+		mux.Handle("GET "+r.path, a.commandHandler(r.serve))
 		known[r.path] = true
 	}
 	// The web pages answer every other path, except under /v1/, which stays JSON.
@@ -81,64 +124,31 @@ func (a *app) apiHandler() http.Handler {
 	return a.accessLog(mux)
 }
 
-// flagError is a request parameter that could not be set as its flag, or a required
-// flag left out; Param names the parameter ("" when none is at fault).
-type flagError struct {
-	param string
-	err   error
-}
-
-func (e flagError) Error() string { return e.err.Error() }
-func (e flagError) Unwrap() error { return e.err }
-func (e flagError) Param() string { return e.param }
-
-// runJSON runs the command build returns on a copy of the app that writes JSON into a
-// buffer, with the query parameters q set as its flags: what the API and the web pages
-// answer with. A parameter that cannot be set is a flagError, before anything runs.
-func (a *app) runJSON(ctx context.Context, build func(*app) *cobra.Command, q map[string][]string) (out []byte, fs *pflag.FlagSet, err error) {
-	var buf bytes.Buffer
-	c := *a
-	c.stdout, c.stderr = &buf, io.Discard
-	c.output, c.tty = "json", false
-	cmd := build(&c)
-	cmd.SetContext(ctx)
-	fs = cmd.Flags()
-	if name, err := setFlags(fs, q); err != nil {
-		return nil, fs, flagError{name, err}
-	}
-	if err := cmd.ValidateRequiredFlags(); err != nil {
-		return nil, fs, flagError{"", err}
-	}
-	err = cmd.RunE(cmd, nil)
-	return buf.Bytes(), fs, err
-}
-
-// commandHandler answers a request with the command build returns, run by runJSON.
-func (a *app) commandHandler(build func(*app) *cobra.Command) http.HandlerFunc {
+// commandHandler runs serve for each request under requestTimeout and writes its result
+// as the CLI's JSON, or the error with its status and parameter.
+func (a *app) commandHandler(serve func(*app, context.Context, url.Values) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
-		out, fs, err := a.runJSON(ctx, build, r.URL.Query())
-		if err == nil {
-			writeJSONBody(w, http.StatusOK, out)
-			return
+		res, err := serve(a, ctx, r.URL.Query())
+		var body bytes.Buffer
+		if res != nil {
+			if jerr := writeJSON(&body, res); jerr != nil && err == nil {
+				err = jerr
+			}
 		}
-		var fe flagError
-		if errors.As(err, &fe) {
-			writeAPIError(w, http.StatusBadRequest, err.Error(), fe.param)
+		if err == nil {
+			writeJSONBody(w, http.StatusOK, body.Bytes())
 			return
 		}
 		var nf noFitError
-		var ue usageError
 		status := http.StatusInternalServerError
 		switch {
 		case errors.As(err, &nf):
 			// Like exit 3: the body is the command's JSON (estimate, empty offers,
 			// ladder, nearest_miss) with the nearest miss as the error.
-			writeJSONBody(w, http.StatusNotFound, withError(out, err.Error()))
+			writeJSONBody(w, http.StatusNotFound, withError(body.Bytes(), err.Error()))
 			return
-		case errors.As(err, &ue):
-			status = http.StatusBadRequest
 		case ctx.Err() != nil && r.Context().Err() == nil:
 			status = http.StatusServiceUnavailable
 			err = fmt.Errorf("request took longer than %v: %w", requestTimeout, err)
@@ -153,86 +163,8 @@ func (a *app) commandHandler(build func(*app) *cobra.Command) http.HandlerFunc {
 		if status >= 500 {
 			a.log.Error("request failed", "path", r.URL.Path, "query", r.URL.RawQuery, "error", err)
 		}
-		writeAPIError(w, status, err.Error(), paramNamed(fs, err.Error()))
+		writeAPIError(w, status, err.Error(), pricing.ErrorParam(err))
 	}
-}
-
-// setFlags sets each query parameter as the flag of the same name. It returns the
-// offending parameter with the error: an unknown parameter, a bad value, a scalar
-// given twice, or a model path (the API never reads the daemon's files).
-func setFlags(fs *pflag.FlagSet, q map[string][]string) (string, error) {
-	names := make([]string, 0, len(q))
-	for name := range q {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		vals := q[name]
-		f := fs.Lookup(name)
-		if f == nil || f.Hidden {
-			var known []string
-			fs.VisitAll(func(f *pflag.Flag) {
-				if !f.Hidden {
-					known = append(known, f.Name)
-				}
-			})
-			return name, fmt.Errorf("unknown parameter %q; this endpoint takes: %s", name, strings.Join(known, ", "))
-		}
-		list := strings.HasSuffix(f.Value.Type(), "Slice") || strings.HasSuffix(f.Value.Type(), "Array")
-		if len(vals) > 1 && !list {
-			return name, fmt.Errorf("parameter %q given %d times; it takes one value", name, len(vals))
-		}
-		for _, v := range vals {
-			if v == "" && f.NoOptDefVal != "" {
-				v = f.NoOptDefVal // ?grad-ckpt is --grad-ckpt
-			}
-			if name == "model" && modelIsPath(v) {
-				return name, fmt.Errorf("parameter \"model\" %q: the API does not read files; pass a catalog name or a Hugging Face id", v)
-			}
-			if err := fs.Set(name, v); err != nil {
-				return name, fmt.Errorf("parameter %q: invalid value %q: %v", name, v, unwrapFlagError(err))
-			}
-		}
-	}
-	return "", nil
-}
-
-// modelIsPath mirrors fit's test for a --model that names a config.json on disk.
-func modelIsPath(v string) bool {
-	if strings.HasSuffix(strings.ToLower(v), ".json") || strings.HasPrefix(v, ".") || strings.HasPrefix(v, "/") ||
-		strings.HasPrefix(v, "~") || strings.Contains(v, `\`) {
-		return true
-	}
-	_, err := os.Stat(v)
-	return err == nil
-}
-
-// unwrapFlagError drops pflag's `invalid argument "x" for "--f" flag:` prefix, which
-// repeats what the API error already says.
-func unwrapFlagError(err error) error {
-	if u := errors.Unwrap(err); u != nil {
-		return u
-	}
-	return err
-}
-
-// paramNamed returns the request parameter an error message is about: of the flags
-// the request set, the one the message names first, as --name or by its quoted
-// value; "" when none is. Flags the request did not set are only hints in a message
-// ("or pass --params") and never the culprit.
-func paramNamed(fs *pflag.FlagSet, msg string) string {
-	best, at := "", len(msg)
-	fs.Visit(func(f *pflag.Flag) {
-		for _, needle := range []string{"--" + f.Name, strconv.Quote(f.Value.String())} {
-			if needle == `""` {
-				continue
-			}
-			if i := strings.Index(msg, needle); i >= 0 && i < at {
-				best, at = f.Name, i
-			}
-		}
-	})
-	return best
 }
 
 // withError adds "error" as the first field of the JSON object body (keeping the

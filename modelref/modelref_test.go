@@ -1,7 +1,8 @@
-package fit
+package modelref
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pickergpu/picker/fit"
 	"github.com/pickergpu/picker/pricing"
 )
 
@@ -46,9 +48,9 @@ func TestResolveHubFetchAndCache(t *testing.T) {
 	var auth atomic.Value
 	srv := hub(t, &hits, &auth)
 	cache := t.TempDir()
-	opt := ResolveOptions{Endpoint: srv.URL, Token: "tok", CacheDir: cache, Client: srv.Client()}
+	opt := Options{Endpoint: srv.URL, Token: "tok", CacheDir: cache, Client: srv.Client()}
 
-	m, err := ResolveModel(context.Background(), "acme/tiny", opt)
+	m, err := Resolve(context.Background(), "acme/tiny", "", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func TestResolveHubFetchAndCache(t *testing.T) {
 
 	// Second resolution: from the cache, no request.
 	before := hits.Load()
-	m2, err := ResolveModel(context.Background(), "acme/tiny", opt)
+	m2, err := Resolve(context.Background(), "acme/tiny", "", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestResolveHubFetchAndCache(t *testing.T) {
 		t.Errorf("cached params %d != fetched %d", m2.Params(), m.Params())
 	}
 	// The estimate carries the note.
-	res, err := Estimate(m2, Job{})
+	res, err := fit.Estimate(m2, fit.Job{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,26 +102,26 @@ func TestResolveHubErrors(t *testing.T) {
 
 	tests := []struct {
 		name, ref string
-		opt       ResolveOptions
+		opt       Options
 		code      pricing.Code
 		want      []string
 	}{
-		{"gated without token", "acme/gated", ResolveOptions{Endpoint: srv.URL}, pricing.Invalid,
+		{"gated without token", "acme/gated", Options{Endpoint: srv.URL}, pricing.Invalid,
 			[]string{"gated", "HTTP 401", "HF_TOKEN", "--model path/to/config.json"}},
-		{"gated wrong token", "acme/gated", ResolveOptions{Endpoint: srv.URL, Token: "bad"}, pricing.Invalid,
+		{"gated wrong token", "acme/gated", Options{Endpoint: srv.URL, Token: "bad"}, pricing.Invalid,
 			[]string{"gated", "--model path/to/config.json"}},
-		{"server down", "acme/tiny", ResolveOptions{Endpoint: downURL}, pricing.Invalid,
+		{"server down", "acme/tiny", Options{Endpoint: downURL}, pricing.Invalid,
 			[]string{"could not be reached", "--model path/to/config.json"}},
-		{"not on the hub", "acme/nothing", ResolveOptions{Endpoint: srv.URL}, pricing.NotFound,
+		{"not on the hub", "acme/nothing", Options{Endpoint: srv.URL}, pricing.NotFound,
 			[]string{"HTTP 404", "closest catalog names"}},
-		{"malformed config", "acme/broken", ResolveOptions{Endpoint: srv.URL}, pricing.Invalid,
+		{"malformed config", "acme/broken", Options{Endpoint: srv.URL}, pricing.Invalid,
 			[]string{`"num_hidden_layers"`}},
-		{"unknown name", "lama-2-7b", ResolveOptions{Endpoint: downURL}, pricing.NotFound,
+		{"unknown name", "lama-2-7b", Options{Endpoint: downURL}, pricing.NotFound,
 			[]string{`unknown model "lama-2-7b"`, "llama-2-7b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ResolveModel(context.Background(), tt.ref, tt.opt)
+			_, err := Resolve(context.Background(), tt.ref, "", tt.opt)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -134,13 +136,13 @@ func TestResolveHubErrors(t *testing.T) {
 		})
 	}
 	// With the right token the gated model resolves.
-	if _, err := ResolveModel(context.Background(), "acme/gated", ResolveOptions{Endpoint: srv.URL, Token: "good"}); err != nil {
+	if _, err := Resolve(context.Background(), "acme/gated", "", Options{Endpoint: srv.URL, Token: "good"}); err != nil {
 		t.Errorf("gated with token: %v", err)
 	}
 }
 
 func TestResolveLocalAndParams(t *testing.T) {
-	offline := ResolveOptions{Endpoint: "http://127.0.0.1:1"}
+	offline := Options{Endpoint: "http://127.0.0.1:1"}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "my-model", "config.json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -161,7 +163,7 @@ func TestResolveLocalAndParams(t *testing.T) {
 		{"6.74e9", "params", "6.74e9", 6_740_000_000},
 	}
 	for _, tt := range tests {
-		m, err := ResolveModel(context.Background(), tt.ref, offline)
+		m, err := Resolve(context.Background(), tt.ref, "", offline)
 		if err != nil {
 			t.Errorf("%s: %v", tt.ref, err)
 			continue
@@ -170,15 +172,63 @@ func TestResolveLocalAndParams(t *testing.T) {
 			t.Errorf("%s: source %s name %s params %d", tt.ref, m.Source, m.Name, m.Params())
 		}
 	}
-	if m, err := ResolveModel(context.Background(), "", ResolveOptions{Params: "13b"}); err != nil || m.Params() != 13e9 {
+	if m, err := Resolve(context.Background(), "", "13b", Options{}); err != nil || m.Params() != 13e9 {
 		t.Errorf("--params 13b: %v", err)
 	}
 	for _, bad := range []string{"", "/nonexistent/config.json"} {
-		if _, err := ResolveModel(context.Background(), bad, offline); err == nil {
+		if _, err := Resolve(context.Background(), bad, "", offline); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
-	if _, err := ParseParamCount("seven"); err == nil {
+	if _, err := fit.ParseParamCount("seven"); err == nil {
 		t.Error("ParseParamCount(seven): no error")
+	}
+}
+
+// IsPath is the one "is this a file" test: the CLI reads such a --model, the API refuses it.
+func TestIsPath(t *testing.T) {
+	dir := t.TempDir()
+	withCfg := filepath.Join(dir, "with")
+	if err := os.MkdirAll(withCfg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(withCfg, "config.json"), []byte(tinyLlamaConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		ref  string
+		want bool
+	}{
+		{"llama-2-7b", false}, {"meta-llama/Llama-2-7b-hf", false}, {"7b", false},
+		{"config.json", true}, {"./x", true}, {"../config.json", true}, {"/etc/passwd", true}, {"~/m", true}, {`C:\m\config.json`, true},
+		{withCfg, true}, {dir, true}, // absolute paths
+	} {
+		if got := IsPath(tt.ref); got != tt.want {
+			t.Errorf("IsPath(%q) = %v, want %v", tt.ref, got, tt.want)
+		}
+	}
+}
+
+// Every resolver error names the parameter it is about, so the API never parses messages.
+func TestResolveErrorsNameTheParameter(t *testing.T) {
+	offline := Options{Endpoint: "http://127.0.0.1:1"}
+	for _, tt := range []struct{ ref, params, want string }{
+		{"lama-2-7b", "", "model"},
+		{"/nonexistent/config.json", "", "model"},
+		{"", "", "model"}, // neither given: pass --model
+		{"", "seven", "params"},
+	} {
+		_, err := Resolve(context.Background(), tt.ref, tt.params, offline)
+		if got := pricing.ErrorParam(err); got != tt.want {
+			t.Errorf("Resolve(%q, %q): param %q (%v), want %q", tt.ref, tt.params, got, err, tt.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var hits atomic.Int32
+	var auth atomic.Value
+	srv := hub(t, &hits, &auth)
+	if _, err := Resolve(ctx, "acme/tiny", "", Options{Endpoint: srv.URL}); !errors.Is(err, context.Canceled) || pricing.ErrorParam(err) != "" {
+		t.Errorf("cancelled fetch: %v; want context.Canceled, no parameter", err)
 	}
 }

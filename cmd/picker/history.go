@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/store"
+)
+
+func (a *app) historyCmd() *cobra.Command {
+	var hq store.HistoryQuery
+	var purchase string
+	cmd := &cobra.Command{
+		Use:     "history",
+		Short:   "Show an offer's price over time, one row per change",
+		Example: `  picker history --provider aws --instance-type p4d.24xlarge --region us-east-1`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if hq.Provider == "" || hq.InstanceType == "" {
+				return usageError{fmt.Errorf("history needs --provider and --instance-type")}
+			}
+			if purchase != "" && purchase != "any" {
+				p, err := pricing.ParsePurchase(purchase)
+				if err != nil {
+					return err
+				}
+				hq.Purchase = p
+			}
+			return a.runHistory(cmd.Context(), hq)
+		},
+	}
+	cmd.Flags().StringVar(&hq.Provider, "provider", "", "provider (required)")
+	cmd.Flags().StringVar(&hq.InstanceType, "instance-type", "", "instance type (required)")
+	cmd.Flags().StringVar(&hq.Region, "region", "", "region (default: all)")
+	cmd.Flags().StringVar(&purchase, "purchase", "any", "on-demand, spot or any")
+	return cmd
+}
+
+// historyRow is the JSON shape of one price interval.
+type historyRow struct {
+	Provider     string     `json:"provider"`
+	Region       string     `json:"region"`
+	Zone         string     `json:"zone"`
+	InstanceType string     `json:"instance_type"`
+	Purchase     string     `json:"purchase"`
+	ValidFrom    time.Time  `json:"valid_from"`
+	ValidTo      *time.Time `json:"valid_to"`
+	PriceUSDHr   float64    `json:"price_usd_hr"`
+}
+
+func (a *app) runHistory(ctx context.Context, hq store.HistoryQuery) error {
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	points, err := st.History(ctx, hq)
+	if err != nil {
+		return err
+	}
+	rows := make([]historyRow, len(points))
+	for i, p := range points {
+		rows[i] = historyRow{p.Provider, p.Region, p.Zone, p.InstanceType, string(p.Purchase), p.ValidFrom.UTC(), p.ValidTo, p.PriceUSDHr}
+		if p.ValidTo != nil {
+			t := p.ValidTo.UTC()
+			rows[i].ValidTo = &t
+		}
+	}
+	switch a.output {
+	case "json":
+		return writeJSON(a.stdout, rows)
+	case "csv":
+		recs := make([][]string, len(rows))
+		for i, r := range rows {
+			recs[i] = []string{r.Provider, r.Region, r.Zone, r.InstanceType, r.Purchase, r.ValidFrom.Format(time.RFC3339), fmtOptTime(r.ValidTo, ""), num(r.PriceUSDHr, 6)}
+		}
+		return writeCSV(a.stdout, []string{"provider", "region", "zone", "instance_type", "purchase", "valid_from", "valid_to", "price_usd_hr"}, recs)
+	}
+	t := &table{headers: []string{"REGION", "PURCHASE", "VALID FROM", "VALID TO", "$/HR"}}
+	for _, r := range rows {
+		region := r.Region
+		if r.Zone != "" {
+			region += " (" + r.Zone + ")"
+		}
+		t.add(region, r.Purchase, r.ValidFrom.Format(time.RFC3339), fmtOptTime(r.ValidTo, "current"), usd(r.PriceUSDHr))
+	}
+	return t.write(a.stdout, a.tty)
+}
+
+func fmtOptTime(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return t.UTC().Format(time.RFC3339)
+}
