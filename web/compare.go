@@ -29,30 +29,64 @@ var compareFilters = []field{
 // backendFilters are the filters the backend applies (offers flags).
 var backendFilters = []string{"provider", "region", "gpu-model", "min-vram", "purchase", "max-price"}
 
-// column is a sortable column of the offers table.
+// column is a sortable column of the offers table, sorted by a number (num) or a text
+// (text) computed once per offer.
 type column struct {
 	Key, Label string
 	Num        bool
-	less       func(a, b *pricing.Offer) int
+	num        func(o *pricing.Offer) float64
+	text       func(o *pricing.Offer) string
 }
 
 var columns = []column{
-	{"provider", "Provider", false, func(a, b *pricing.Offer) int { return strings.Compare(a.Provider, b.Provider) }},
-	{"region", "Region", false, func(a, b *pricing.Offer) int {
-		return cmp.Or(strings.Compare(a.Region, b.Region), strings.Compare(a.Zone, b.Zone))
-	}},
-	{"instance", "Instance", false, func(a, b *pricing.Offer) int { return strings.Compare(a.InstanceType, b.InstanceType) }},
-	{"gpu", "GPU", false, func(a, b *pricing.Offer) int { return strings.Compare(a.GPUModel, b.GPUModel) }},
-	{"gpus", "GPUs", true, func(a, b *pricing.Offer) int { return cmp.Compare(a.GPUCount, b.GPUCount) }},
-	{"usable", "Usable GiB/GPU", true, func(a, b *pricing.Offer) int { return cmp.Compare(a.MemPerDeviceGiB(), b.MemPerDeviceGiB()) }},
-	{"total", "Total GiB", true, func(a, b *pricing.Offer) int { return cmp.Compare(a.TotalGPUMemGiB(), b.TotalGPUMemGiB()) }},
-	{"purchase", "Purchase", false, func(a, b *pricing.Offer) int { return strings.Compare(string(a.Purchase), string(b.Purchase)) }},
-	{"price", "$/h", true, func(a, b *pricing.Offer) int { return cmp.Compare(a.PriceUSDHr, b.PriceUSDHr) }},
-	{"per-gpu", "$/GPU-h", true, func(a, b *pricing.Offer) int { return cmp.Compare(a.PricePerGPU(), b.PricePerGPU()) }},
-	{"per-gib", "$/GiB-h", true, func(a, b *pricing.Offer) int { return cmp.Compare(a.PricePerGiB(), b.PricePerGiB()) }},
-	// Age ascending is newest first: sort by observation time descending.
-	{"age", "Age", true, func(a, b *pricing.Offer) int { return b.ObservedAt.Compare(a.ObservedAt) }},
-	{"source", "Source", false, func(a, b *pricing.Offer) int { return strings.Compare(a.Source, b.Source) }},
+	{Key: "provider", Label: "Provider", text: func(o *pricing.Offer) string { return o.Provider }},
+	{Key: "region", Label: "Region", text: func(o *pricing.Offer) string { return o.Region + "\x00" + o.Zone }},
+	{Key: "instance", Label: "Instance", text: func(o *pricing.Offer) string { return o.InstanceType }},
+	{Key: "gpu", Label: "GPU", text: func(o *pricing.Offer) string { return o.GPUModel }},
+	{Key: "gpus", Label: "GPUs", Num: true, num: func(o *pricing.Offer) float64 { return o.GPUCount }},
+	{Key: "usable", Label: "Usable GiB/GPU", Num: true, num: (*pricing.Offer).MemPerDeviceGiB},
+	{Key: "total", Label: "Total GiB", Num: true, num: (*pricing.Offer).TotalGPUMemGiB},
+	{Key: "purchase", Label: "Purchase", text: func(o *pricing.Offer) string { return string(o.Purchase) }},
+	{Key: "price", Label: "$/h", Num: true, num: func(o *pricing.Offer) float64 { return o.PriceUSDHr }},
+	{Key: "per-gpu", Label: "$/GPU-h", Num: true, num: (*pricing.Offer).PricePerGPU},
+	{Key: "per-gib", Label: "$/GiB-h", Num: true, num: (*pricing.Offer).PricePerGiB},
+	// Age ascending is newest first.
+	{Key: "age", Label: "Age", Num: true, num: func(o *pricing.Offer) float64 { return -float64(o.ObservedAt.Unix()) }},
+	{Key: "source", Label: "Source", text: func(o *pricing.Offer) string { return o.Source }},
+}
+
+// sortOffers orders offers by c, descending when desc; equal keys keep their order
+// (the backend's). Keys are computed once per offer and ties broken by position, so
+// 100k offers sort with a plain (unstable) sort of small structs.
+func sortOffers(offers []*pricing.Offer, c column, desc bool) {
+	type keyed struct {
+		n float64
+		s string
+		i int
+		o *pricing.Offer
+	}
+	ks := make([]keyed, len(offers))
+	for i, o := range offers {
+		ks[i] = keyed{i: i, o: o}
+		if c.num != nil {
+			ks[i].n = c.num(o)
+		} else {
+			ks[i].s = c.text(o)
+		}
+	}
+	sign := 1
+	if desc {
+		sign = -1
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if d := cmp.Compare(a.n, b.n) + strings.Compare(a.s, b.s); d != 0 {
+			return sign * d
+		}
+		return a.i - b.i
+	})
+	for i := range ks {
+		offers[i] = ks[i].o
+	}
 }
 
 // perPageChoices bound a page so that its HTML stays small whatever the catalog size.
@@ -137,12 +171,7 @@ func (s *server) selectOffers(ctx context.Context, q url.Values) (*offersView, e
 	}
 	if v.sort != "" {
 		i := slices.IndexFunc(columns, func(c column) bool { return c.Key == v.sort })
-		less := columns[i].less
-		if v.desc {
-			slices.SortStableFunc(v.all, func(a, b *pricing.Offer) int { return less(b, a) })
-		} else {
-			slices.SortStableFunc(v.all, less)
-		}
+		sortOffers(v.all, columns[i], v.desc)
 	}
 	return v, nil
 }

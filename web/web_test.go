@@ -389,3 +389,25 @@ func TestAskFormHasEveryJobFlag(t *testing.T) {
 		}
 	}
 }
+
+// Sorting keeps the backend's order among equal keys, in both directions.
+func TestSortOffersKeepsTies(t *testing.T) {
+	mk := func(name string, price float64) *pricing.Offer {
+		return &pricing.Offer{InstanceType: name, PriceUSDHr: price, GPUCount: 1}
+	}
+	price := columns[slices.IndexFunc(columns, func(c column) bool { return c.Key == "price" })]
+	for _, tc := range []struct {
+		desc bool
+		want string
+	}{{false, "b1 a1 c1 d2"}, {true, "d2 b1 a1 c1"}} {
+		offers := []*pricing.Offer{mk("b1", 1), mk("d2", 2), mk("a1", 1), mk("c1", 1)}
+		sortOffers(offers, price, tc.desc)
+		var got []string
+		for _, o := range offers {
+			got = append(got, o.InstanceType)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("desc=%v: %v, want %s", tc.desc, got, tc.want)
+		}
+	}
+}
