@@ -111,6 +111,12 @@ func TestBrowser(t *testing.T) {
 		if len(desc) == 0 || desc[0] < asc[len(asc)-1] {
 			t.Errorf("descending starts at %v, below the ascending page's last %v", desc, asc[len(asc)-1])
 		}
+		// By keyboard: focus a heading's link and press Enter; focus stays on it.
+		br.Do(t, chromedp.Focus(chromedp.ID("sort-per-gib")), chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(chromedp.CSS(`th[aria-sort="ascending"] #sort-per-gib`)))
+		if id := browsertest.Eval[string](t, br, "document.activeElement.id"); id != "sort-per-gib" {
+			t.Errorf("after sorting by keyboard the focus is on %q, want the heading", id)
+		}
 		br.CheckConsole(t, "offers sorted")
 
 		// Filter: lambda's 8-GPU offers.

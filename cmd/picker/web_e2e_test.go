@@ -198,6 +198,9 @@ func TestDaemonServesPages(t *testing.T) {
 	}{
 		{"/", "text/html", `id="ask"`, 200},
 		{"/offers?gpu-model=H100", "text/html", `id="offers-table"`, 200},
+		{"/offers?per-page=100&sort=per-gib", "text/html", `aria-sort="ascending"`, 200},
+		{"/?model=llama-2-70b&task=full-ft&gpu-model=T4&max-gpus=1", "text/html", `id="nearest-miss"`, 200},
+		{"/history?gpu-model=H100", "text/html", `data-chart=`, 200},
 		{"/offers.csv?gpu-model=H100", "text/csv", "provider,region,zone,instance_type", 200},
 		{"/providers", "text/html", `data-provider="lambda"`, 200},
 		{"/?model=no-such-model", "text/html", `class="field wide invalid"`, 400},
@@ -220,6 +223,9 @@ func TestDaemonServesPages(t *testing.T) {
 			}
 			if tt.contentType == "text/html" && resp.Header.Get("Content-Security-Policy") != web.ContentSecurityPolicy {
 				t.Errorf("no CSP on a page")
+			}
+			if tt.contentType == "text/html" && body.Len() >= 100<<10 {
+				t.Errorf("page is %d bytes, want under 100 KiB", body.Len())
 			}
 		})
 	}
