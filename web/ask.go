@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,6 +112,16 @@ func askParams(q url.Values) (url.Values, []string) {
 		}
 	}
 	return out, order
+}
+
+// hasEmpty reports whether q holds an empty value.
+func hasEmpty(q url.Values) bool {
+	for _, vs := range q {
+		if slices.Contains(vs, "") {
+			return true
+		}
+	}
+	return false
 }
 
 // commandLine is the `picker recommend` invocation that asks what the form asked.
@@ -238,6 +249,12 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 45*time.Second)
 	defer cancel()
 	params, order := askParams(r.URL.Query())
+	// A submitted form sends every field, empty ones too; answer at the short URL
+	// that holds only what was asked, so the link to share is that one.
+	if clean := pageURL("/", params); hasEmpty(r.URL.Query()) && clean != r.URL.RequestURI() {
+		http.Redirect(w, r, clean, http.StatusSeeOther)
+		return
+	}
 	p := askPage{GPUModels: gpuModelNames()}
 	if models, err := s.b.Models(ctx); err == nil {
 		p.Models = models

@@ -233,6 +233,10 @@ type comparePage struct {
 func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 45*time.Second)
 	defer cancel()
+	if q := r.URL.Query(); hasEmpty(q) {
+		http.Redirect(w, r, pageURL("/offers", q), http.StatusSeeOther) // the filter form's empty fields
+		return
+	}
 	v, err := s.selectOffers(ctx, r.URL.Query())
 	p := comparePage{PerPage: v.perPage, PerPages: perPageChoices, GPUModels: gpuModelNames()}
 	if provs, perr := s.b.Providers(ctx); perr == nil {

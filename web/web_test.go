@@ -95,6 +95,24 @@ func TestPages(t *testing.T) {
 	}
 }
 
+// A submitted form's empty fields redirect to the short URL of what was asked.
+func TestCleanURLs(t *testing.T) {
+	h, _ := newTestHandler(t)
+	for _, tc := range []struct{ target, want string }{
+		{"/?model=llama-2-7b&task=lora&batch=4&grad-ckpt&precision=", "/?batch=4&grad-ckpt=true&model=llama-2-7b&task=lora"},
+		{"/?model=&task=", "/"},
+		{"/offers?provider=lambda&region=&gpus=&per-page=50", "/offers?per-page=50&provider=lambda"},
+	} {
+		rec := get(t, h, tc.target)
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != tc.want {
+			t.Errorf("%s: %d to %q, want 303 to %q", tc.target, rec.Code, rec.Header().Get("Location"), tc.want)
+		}
+		if rec := get(t, h, tc.want); rec.Code != http.StatusOK {
+			t.Errorf("%s: %d", tc.want, rec.Code)
+		}
+	}
+}
+
 func offerQuery(k pricing.Key) string {
 	return url.Values{"provider": {k.Provider}, "instance-type": {k.InstanceType}, "region": {k.Region}, "zone": {k.Zone}}.Encode()
 }
