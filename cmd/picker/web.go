@@ -42,14 +42,9 @@ func (b webBackend) Offers(ctx context.Context, params url.Values) ([]pricing.Of
 	return RunOffers(ctx, o)
 }
 
-// History reads the store as `picker history` does; the per-model query (GPUModel)
-// has no CLI flag yet.
+// History is RunHistory, `picker history`'s.
 func (b webBackend) History(ctx context.Context, q store.HistoryQuery) ([]store.PricePoint, error) {
-	st, err := b.a.store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return st.History(ctx, q)
+	return b.a.RunHistory(ctx, q)
 }
 
 func (b webBackend) Providers(ctx context.Context) ([]web.Provider, error) {
