@@ -176,6 +176,16 @@ func TestCalibration(t *testing.T) {
 	}
 }
 
+// TestCalibrationRecentModels scores the published figures for the MoE, MLA,
+// sliding-window and pre-quantized models of issue 13 (testdata/vram_cases_recent.csv,
+// a source per row): at least 80 % within ±15 % (fits/exceeds judged as score.py does).
+func TestCalibrationRecentModels(t *testing.T) {
+	pass, n := runCalibration(t, "testdata/vram_cases_recent.csv")
+	if n < 7 || float64(pass) < 0.8*float64(n) {
+		t.Errorf("vram_cases_recent.csv: %d/%d cases pass; want >= 80%% of at least 7", pass, n)
+	}
+}
+
 // TestGPUCasesEstimate: every case prepared for the GPU run (tools/gpu_cases.csv) is a
 // valid job for the estimator, and measured results, once committed as
 // testdata/measured_gpu.csv, are scored too (reported, not yet a gate).

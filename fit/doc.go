@@ -37,6 +37,8 @@
 // in 8 bits with one fp32 constant per 256 blocks (Dettmers et al. 2023, "QLoRA", §3);
 // LLM.int8 keeps one int8 per weight and an fp32 scale per output row; GPTQ/AWQ-style int4
 // adds an fp16 scale and a 4-bit zero per 128 weights.
+// Pre-quantized checkpoints (quantcfg.go) are sized from their quantization_config as
+// stored: GPTQ, AWQ, bitsandbytes, fp8 with block scales, MXFP4 experts.
 //
 // Training states: AdamW keeps m and v (8 bytes/param in fp32), 8-bit AdamW 2 bytes
 // (Dettmers et al. 2021), Adafactor a factored second moment (a row and a column per
@@ -67,14 +69,31 @@
 //
 // Inference: weights + KV cache (2 × layers × kv_heads × head_dim × tokens × batch;
 // grouped-query and multi-query attention store only their KV heads, DeepSeek's MLA its
-// compressed latent) + the prefill workspace of one layer, the last position's logits, and
-// the largest checkpoint tensor copied once more while the weights load.
+// compressed latent, kv_lora_rank + qk_rope_head_dim per layer; sliding-window and chunked
+// layers (Gemma 3, gpt-oss, Llama 4) at most their window, window.go) + the prefill
+// workspace of one layer, the last position's logits, and the largest checkpoint tensor
+// copied once more while the weights load.
+//
+// Mixtures of experts (moe.go, mla.go): every expert is resident, so weights scale with
+// Params; each token passes through its top-k experts (plus shared experts), so
+// ActiveParams drives compute time, and the MLP activations and router logits are those of
+// k experts. Multimodal checkpoints (multimodal.go) add their vision tower to Params, not
+// to ActiveParams.
 //
 // Sharding: ZeRO-1 divides optimizer states by the GPU count, ZeRO-2 also gradients,
 // ZeRO-3/FSDP also parameters (Rajbhandari et al. 2020), plus the gathered working set (two
 // layers for FSDP; DeepSpeed's stage3_max_live_parameters for ZeRO-3). DDP adds gradient
 // buckets. Tensor-parallel inference divides weights, KV heads and workspace. Offload
 // moves optimizer states (and parameters) to host memory, reported as cpu_ram_gib.
+//
+// fp8 (fp8.go): --quant fp8 stores block linear weights in one byte, --kv-cache-dtype fp8
+// keeps one byte per KV element, --precision fp8-mixed adds TransformerEngine's cached fp8
+// weight and transpose (2 B per linear weight) to bf16-mixed and keeps linear inputs in fp8;
+// all three need fp8 tensor cores (pricing.GPU.FP8).
+//
+// Several instances (nodes.go): --nodes N spans N identical instances of one offer with a
+// cluster interconnect (interconnect.csv): ZeRO-3 over all GPUs for training, tensor
+// parallel within a node × pipeline parallel across nodes for inference.
 //
 // Image generation: every pipeline component's weights (catalog data: UNet/transformer,
 // text encoders, VAE, SD 1.5's safety checker) + the larger of the denoiser's temporaries
@@ -85,4 +104,14 @@
 // The calibration test (calibration_test.go) runs every measured case in
 // testdata/vram_cases.csv and must keep at least 80 % within ±15 %, judged as
 // shared/calibration/score.py judges the CLI.
+//
+// Job time (throughput.go, TimeModel): training FLOPs over a per-generation share of the
+// dense peak, plus memory-bound activation and GEMM I/O traffic, QLoRA dequantization per
+// micro-batch, data-parallel/ZeRO-3 collectives over the instance's link (overlapped),
+// tensor-parallel all-reduces and PCIe-bound offload; decoding is the slower of the
+// engine's share of the bandwidth roof (weights + KV cache per step) and the compute
+// roof, prefill is compute-bound. billing.go turns hours into what a provider bills.
+// throughput_calibration_test.go scores the model on testdata/throughput_measured.csv
+// (a copy of shared/calibration/throughput_measured.csv) with throughput_score.py's
+// metric and gates it at 70 % within ±25 % and a median error factor of 1.25.
 package fit

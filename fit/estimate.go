@@ -72,10 +72,12 @@ type Result struct {
 	// allocated plus CUDA context plus allocator cache. Compare it with an offer's VRAM.
 	DeviceTotalGiB float64 `json:"device_total_gib"`
 	// CPURAMGiB is host memory the job needs: offloaded states and checkpoint loading.
-	CPURAMGiB            float64  `json:"cpu_ram_gib"`
-	CUDAContextGiB       float64  `json:"cuda_context_gib"`
-	AllocatorOverheadGiB float64  `json:"allocator_overhead_gib"`
-	Assumptions          []string `json:"assumptions"`
+	CPURAMGiB            float64 `json:"cpu_ram_gib"`
+	CUDAContextGiB       float64 `json:"cuda_context_gib"`
+	AllocatorOverheadGiB float64 `json:"allocator_overhead_gib"`
+	// Layout says how a multi-node job (--nodes > 1) is split; empty for one instance.
+	Layout      string   `json:"layout,omitempty"`
+	Assumptions []string `json:"assumptions"`
 }
 
 // ModelInfo identifies the model in a Result.
@@ -110,6 +112,7 @@ type resolved struct {
 	trainable int64
 	// loraDropout: bytes per token, whole model, that LoRA dropout keeps (see layerBytes).
 	loraDropout float64
+	kvB         float64 // bytes per KV-cache element (fp8.go)
 }
 
 // invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
@@ -127,7 +130,8 @@ func (r *resolved) note(format string, args ...any) {
 func resolve(m *Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
 	for _, step := range []func(*Model, *resolved) error{
-		resolveTask, resolvePrecision, resolveQuant, resolveRuntime, resolveParallelism, resolveGradCkpt, resolveLength, resolveLoRA,
+		resolveTask, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism,
+		resolveGradCkpt, resolveLength, resolveLoRA,
 	} {
 		if err := step(m, r); err != nil {
 			return nil, err
@@ -223,6 +227,11 @@ func resolveQuant(m *Model, r *resolved) error {
 		}
 	case "int4":
 		r.quantB = bytesInt4
+	case "fp8":
+		r.quantB = bytesFP8
+	}
+	if m.ckpt != nil && r.Quant.Quantized() { // as stored (quantcfg.go); none = dequantized
+		r.quantB = m.ckpt.bytesPerQuantized(m)
 	}
 	return nil
 }
@@ -446,6 +455,7 @@ func Estimate(m *Model, job Job) (*Result, error) {
 		AllocatorOverheadGiB: round3(alloc / gib),
 		DeviceTotalGiB:       round3(peak/gib + CUDAContextGiB + alloc/gib),
 		CPURAMGiB:            round3(cpu / gib),
+		Layout:               r.layout(),
 	}
 	res.Assumptions = append(append(append([]string{}, m.Notes...), r.notes...), standardNotes(m, r)...)
 	return res, nil
@@ -458,7 +468,7 @@ func standardNotes(m *Model, r *resolved) []string {
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	add("device_total = peak allocated + %.1f GiB CUDA context + allocator cache (%.0f%% of long-lived tensors, %.0f%% of activations/temporaries)",
 		CUDAContextGiB, allocStaticFrac*100, allocDynamicFrac*100)
-	if r.quantB > 0 {
+	if r.quantB > 0 && (m.ckpt == nil || !r.Quant.Quantized()) {
 		add("%s weights for linear layers (%.4f bytes/param incl. quantization constants); embeddings, lm_head, norms and biases stay %s", r.Quant, r.quantB, dtypeName(r.store))
 	}
 	if r.IsTraining() {
@@ -497,7 +507,7 @@ func standardNotes(m *Model, r *resolved) []string {
 		}
 	} else if m.Kind != KindDiffusion {
 		if m.kvPerToken > 0 {
-			add("KV cache for batch %d x %d tokens (prompt + generated) in %s", r.Batch, r.SeqLen, dtypeName(r.b))
+			add("KV cache for batch %d x %d tokens (prompt + generated) in %s", r.Batch, r.SeqLen, kvDtypeName(r))
 		}
 		add("peak includes the largest checkpoint tensor copied while the weights load")
 	}
@@ -505,6 +515,13 @@ func standardNotes(m *Model, r *resolved) []string {
 		add("%s uses attention logit soft-capping, which fused SDPA/flash kernels do not apply: the attention scores are materialised as in eager mode", m.Architecture)
 	}
 	return out
+}
+
+func kvDtypeName(r *resolved) string {
+	if r.kvB == 1 {
+		return "fp8"
+	}
+	return dtypeName(r.b)
 }
 
 func dtypeName(b float64) string {
@@ -516,6 +533,9 @@ func dtypeName(b float64) string {
 
 // weightBytes returns the bytes of all weights as stored for the job (before sharding).
 func (m *Model) weightBytes(r *resolved) float64 {
+	if m.ckpt != nil && r.Quant.Quantized() {
+		return m.ckpt.weightBytes(m, r.store)
+	}
 	nonLinear := float64(m.embedParams + m.headParams + m.otherParams)
 	if r.quantB == 0 {
 		return (nonLinear + float64(m.linearParams)) * r.store
@@ -554,6 +574,8 @@ func (r *resolved) layerBytes(m *Model, s *stack, tokens, seq, kvSeq float64) fl
 		case e.mask:
 			perTok += float64(e.elems) // 1-byte dropout masks
 		case e.mods != nil && !r.needsInput(e.mods):
+		case e.mods != nil && r.fp8Training():
+			perTok += float64(e.elems) // fp8 training saves linear inputs as their fp8 casts
 		case e.fp32:
 			perTok += float64(e.elems) * 4
 		default:
@@ -617,7 +639,7 @@ func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 	t.shard(m, r)
 	t.offload(m, r)
 	t.activations(m, r)
-	return Breakdown{Weights: t.weights + t.adapters + t.gathered, Gradients: t.grads, Optimizer: t.opt,
+	return Breakdown{Weights: t.weights + t.adapters + t.gathered + r.fp8WeightCache(m), Gradients: t.grads, Optimizer: t.opt,
 		Activations: t.act, Workspace: t.ws}, t.cpu
 }
 
@@ -722,7 +744,7 @@ func gatherCap(m *Model, r *resolved) float64 {
 // shard divides states by the GPU count: ZeRO-1 the optimizer, ZeRO-2 also gradients,
 // ZeRO-3/FSDP also parameters, which are gathered a layer or two at a time.
 func (t *trainMem) shard(m *Model, r *resolved) {
-	g := float64(r.GPUs)
+	g := float64(r.world()) // every GPU of every node (nodes.go)
 	switch r.Shard {
 	case "zero1":
 		t.opt /= g
@@ -829,7 +851,8 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	tokens := B * S
 	// KV cache: keys and values for every layer and token. Grouped-query and multi-query
 	// attention store only the KV heads; MLA stores its compressed latent.
-	kv := tokens * float64(m.kvPerToken+m.kvPerTokenCross) * r.b
+	// Windowed layers keep at most their window (window.go).
+	kv := m.kvElems(B, S) * r.kvB
 	if m.Kind == KindEncoder {
 		kv = 0
 	}
@@ -866,7 +889,7 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	if tp {
 		weights /= g
 		kvHeads := float64(s.kvDim) / (float64(s.qDim) / float64(s.heads))
-		if m.Architecture == "deepseek_v2" {
+		if m.Architecture == "deepseek_v2" || m.Architecture == "deepseek_v3" {
 			kvHeads = 1 // the MLA latent is shared by all heads: replicated
 		}
 		kv /= math.Max(1, math.Min(g, kvHeads))
@@ -877,6 +900,9 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	load := float64(m.largestTensor) * r.store
 	if tp {
 		load /= g
+	}
+	if pp := float64(r.Nodes); pp > 1 { // pipeline stages across nodes hold 1/pp of the layers (nodes.go)
+		weights, kv = weights/pp, kv/pp
 	}
 	bd.Weights = weights
 	bd.KVCache = kv

@@ -70,8 +70,8 @@ func (c *hfConfig) int(names ...string) (int64, error) {
 		}
 		return 0, pricing.Errorf(pricing.Invalid, "%s: missing field %q%s", c.src, names[0], alt)
 	}
-	if f <= 0 || f != math.Trunc(f) || f > 1e12 {
-		return 0, pricing.Errorf(pricing.Invalid, "%s: field %q: want a positive integer, got %v", c.src, n, f)
+	if f <= 0 || f != math.Trunc(f) || f > dimCap(n) {
+		return 0, pricing.Errorf(pricing.Invalid, "%s: field %q: want a positive integer up to %.0f, got %v", c.src, n, dimCap(n), f)
 	}
 	return int64(f), nil
 }
@@ -82,8 +82,8 @@ func (c *hfConfig) optInt(def int64, names ...string) (int64, error) {
 	if err != nil || !ok {
 		return def, err
 	}
-	if f < 0 || f != math.Trunc(f) || f > 1e12 {
-		return 0, pricing.Errorf(pricing.Invalid, "%s: field %q: want a non-negative integer, got %v", c.src, n, f)
+	if f < 0 || f != math.Trunc(f) || f > dimCap(n) {
+		return 0, pricing.Errorf(pricing.Invalid, "%s: field %q: want a non-negative integer up to %.0f, got %v", c.src, n, dimCap(n), f)
 	}
 	return int64(f), nil
 }
@@ -137,10 +137,16 @@ func (c *hfConfig) modelType() (string, error) {
 	}
 	if a, ok := c.m["architectures"].([]any); ok && len(a) > 0 {
 		if s, ok := a[0].(string); ok {
-			for prefix, t := range archPrefixes {
-				if strings.HasPrefix(s, prefix) {
-					return t, nil
+			// The longest matching prefix wins: "Phi3ForCausalLM" is phi3, not phi, and
+			// "Llama4ForConditionalGeneration" llama4, whatever the map's order.
+			best := ""
+			for prefix := range archPrefixes {
+				if strings.HasPrefix(s, prefix) && len(prefix) > len(best) {
+					best = prefix
 				}
+			}
+			if best != "" {
+				return archPrefixes[best], nil
 			}
 		}
 	}
@@ -159,6 +165,8 @@ var archPrefixes = map[string]string{
 	"Gemma": "gemma", "Phi3": "phi3", "Phi": "phi", "Falcon": "falcon", "RW": "falcon", "GPT2": "gpt2",
 	"GPTNeoX": "gpt_neox", "GPTBigCode": "gpt_bigcode", "Bloom": "bloom", "OPT": "opt", "T5": "t5",
 	"MT5": "mt5", "Bert": "bert", "DeepseekV2": "deepseek_v2",
+	"DeepseekV3": "deepseek_v3", "Qwen3Moe": "qwen3_moe", "Qwen3": "qwen3", "Gemma3ForConditional": "gemma3",
+	"Gemma3ForCausal": "gemma3_text", "Llama4": "llama4", "GptOss": "gpt_oss",
 }
 
 // SupportedArchitectures lists the config.json model_type values the estimator understands.
@@ -215,4 +223,16 @@ func (r *cfgReader) optBool(def bool, names ...string) bool {
 func (r *cfgReader) optString(def string, names ...string) string {
 	v, err := r.c.optString(def, names...)
 	return keep(r, v, err)
+}
+
+// dimCap is the largest value an integer config field may hold: maxDim for dimensions
+// that multiply into parameter counts (overflow.go), 2^40 for context lengths and
+// windows, which only bound sequence lengths.
+func dimCap(name string) float64 {
+	if strings.Contains(name, "position") || strings.Contains(name, "window") || strings.Contains(name, "chunk") {
+		if name != "n_positions" { // GPT-2's learned position table is a parameter
+			return 1 << 40
+		}
+	}
+	return maxDim
 }

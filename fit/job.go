@@ -22,6 +22,8 @@ type (
 	Attention string // --attention
 	Shard     string // --shard
 	Offload   string // --offload
+	// KVCacheDtype is --kv-cache-dtype (fp8.go).
+	KVCacheDtype string
 )
 
 // Task values (CONTRACT --task).
@@ -43,12 +45,14 @@ const (
 // Allowed values of the enumerated job flags, in the CONTRACT's order.
 var (
 	Tasks      = []Task{TaskInference, TaskFullFT, TaskLoRA, TaskQLoRA, TaskImageGen}
-	Precisions = []Precision{"fp32", "fp16", "bf16", "fp16-mixed", "bf16-mixed"}
-	Quants     = []Quant{QuantNone, "int8", "nf4", "fp4", "int4"}
+	Precisions = []Precision{"fp32", "fp16", "bf16", "fp16-mixed", "bf16-mixed", "fp8-mixed"}
+	Quants     = []Quant{QuantNone, "int8", "nf4", "fp4", "int4", "fp8"}
 	Optimizers = []Optimizer{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum"}
 	Attentions = []Attention{"eager", "sdpa", "flash"}
 	Shards     = []Shard{ShardNone, "zero1", "zero2", "zero3", "fsdp", "tp"}
 	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params"}
+	// KVCacheDtypes are vLLM's --kv-cache-dtype names: auto = the compute dtype (fp8.go).
+	KVCacheDtypes = []KVCacheDtype{"auto", "fp8"}
 )
 
 // Mixed reports whether the precision is automatic mixed precision (fp16-mixed, bf16-mixed).
@@ -91,6 +95,12 @@ type Job struct {
 	Offload     Offload    `json:"offload"`    // Offloads; "" = none
 	Resolution  Resolution `json:"resolution"` // image-gen; zero = the pipeline's default
 	Images      int        `json:"images"`     // images per batch; 0 = 1
+	// KVCacheDtype is KVCacheDtypes; "" = auto (the compute dtype).
+	KVCacheDtype KVCacheDtype `json:"kv_cache_dtype"`
+	// Nodes is how many identical instances the job spans (nodes.go); 0 = one. GPUs is
+	// then per node. NodesAuto (--nodes auto) asks the recommender for the fewest that fit.
+	Nodes     int  `json:"nodes"`
+	NodesAuto bool `json:"-"`
 }
 
 // Resolution is an image size in pixels; the zero value means the pipeline's default.
@@ -168,9 +178,9 @@ type JobParam struct {
 var JobParams = []JobParam{
 	{"task", "inference, full-ft, lora, qlora or image-gen", "inference", false,
 		func(j *Job, v string) (err error) { j.Task, err = parseEnum("task", v, Tasks); return }},
-	{"precision", "fp32, fp16, bf16, fp16-mixed or bf16-mixed (default bf16 for inference, bf16-mixed for training)", "", false,
+	{"precision", "fp32, fp16, bf16, fp16-mixed, bf16-mixed or fp8-mixed (default bf16 for inference, bf16-mixed for training)", "", false,
 		func(j *Job, v string) (err error) { j.Precision, err = parseEnum("precision", v, Precisions); return }},
-	{"quant", "weight quantization: none, int8, nf4, fp4 or int4 (qlora implies nf4)", "none", false,
+	{"quant", "weight quantization: none, int8, nf4, fp4, int4 or fp8 (qlora implies nf4; a pre-quantized checkpoint implies its own)", "none", false,
 		func(j *Job, v string) (err error) { j.Quant, err = parseEnum("quant", v, Quants); return }},
 	{"double-quant", "bitsandbytes double quantization of the 4-bit constants", "false", true,
 		func(j *Job, v string) (err error) { j.DoubleQuant, err = boolFlag("double-quant", v); return }},
@@ -198,6 +208,13 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.Resolution, err = parseResolution(v); return }},
 	{"images", "image generation: images per batch (default 1)", "", false,
 		func(j *Job, v string) (err error) { j.Images, err = intFlag("images", v, 1); return }},
+	{"kv-cache-dtype", "inference KV cache: auto (the compute dtype) or fp8 (needs an fp8 GPU: Ada, Hopper, Blackwell)", "auto", false,
+		func(j *Job, v string) (err error) {
+			j.KVCacheDtype, err = parseEnum("kv-cache-dtype", v, KVCacheDtypes)
+			return
+		}},
+	{"nodes", "instances the job spans: a number, or auto (recommend: the fewest that fit); needs a cluster interconnect", "", false,
+		func(j *Job, v string) (err error) { j.Nodes, j.NodesAuto, err = nodesFlag(v); return }},
 }
 
 // ParseJob sets the job flags values holds, keyed by JobParams names ("model" and

@@ -47,6 +47,13 @@ type Model struct {
 	logitSoftcap                                       bool  // gemma2 final_logit_softcapping: extra vocab-sized tensors
 	attnSoftcap                                        bool  // gemma2 attn_logit_softcapping: fused SDPA kernels cannot apply it
 	moeExperts, moeTopK                                int64
+	// Sliding-window / chunked attention (window.go): KV elements per token of the
+	// windowed layers, all of them, and the window in tokens; kvPerToken then counts only
+	// the full-attention layers.
+	kvWindowed, kvWindow int64
+	visionParams         int64      // vision tower + projector of a multimodal checkpoint (in params and otherParams)
+	ckpt                 *ckptQuant // quantization_config of a pre-quantized checkpoint (quantcfg.go)
+	overflow             bool       // a parameter count saturated (overflow.go)
 
 	pipe *pipeline // diffusion pipelines only
 }
@@ -86,6 +93,7 @@ type module struct {
 	in, out int64
 	count   int64
 	routed  bool // a routed MoE expert: only top-k of the experts see each token
+	router  bool // an MoE router: never quantized (AutoGPTQ, AutoAWQ and MXFP4 keep it 16-bit)
 }
 
 // Activation functions keep only their input for backward (one actEntry of the
@@ -133,14 +141,13 @@ type builder struct {
 }
 
 func (b *builder) linear(name string, in, out, count int64, bias bool) {
-	b.m.modules = append(b.m.modules, module{name: name, in: in, out: out, count: count})
-	b.m.linearParams += in * out * count
+	m := b.m
+	m.modules = append(m.modules, module{name: name, in: in, out: out, count: count})
+	m.linearParams = m.addCount(m.linearParams, m.mulCount(in, out, count))
 	if bias {
-		b.m.otherParams += out * count
+		m.otherParams = m.addCount(m.otherParams, m.mulCount(out, count))
 	}
-	if in*out > b.m.largestTensor {
-		b.m.largestTensor = in * out
-	}
+	m.largestTensor = max(m.largestTensor, m.mulCount(in, out))
 }
 
 // expert adds routed MoE expert weights.
@@ -149,28 +156,31 @@ func (b *builder) expert(name string, in, out, count int64) {
 	b.m.modules[len(b.m.modules)-1].routed = true
 }
 
-func (b *builder) other(n int64) { b.m.otherParams += n }
+func (b *builder) other(n int64) { b.m.otherParams = b.m.addCount(b.m.otherParams, n) }
+
+// otherN adds the product of factors to the non-linear parameters (checked).
+func (b *builder) otherN(factors ...int64) { b.other(b.m.mulCount(factors...)) }
 
 func (b *builder) embed(rows, cols int64) {
-	b.m.embedParams += rows * cols
-	if rows*cols > b.m.largestTensor {
-		b.m.largestTensor = rows * cols
-	}
+	m := b.m
+	n := m.mulCount(rows, cols)
+	m.embedParams = m.addCount(m.embedParams, n)
+	m.largestTensor = max(m.largestTensor, n)
 }
 
 func (b *builder) head(rows, cols int64, bias bool) {
-	b.m.headParams += rows * cols
+	m := b.m
+	n := m.mulCount(rows, cols)
+	m.headParams = m.addCount(m.headParams, n)
 	if bias {
-		b.m.otherParams += rows
+		b.other(rows)
 	}
-	if rows*cols > b.m.largestTensor {
-		b.m.largestTensor = rows * cols
-	}
+	m.largestTensor = max(m.largestTensor, n)
 }
 
 func (b *builder) finish() {
 	m := b.m
-	m.params = m.embedParams + m.headParams + m.linearParams + m.otherParams
+	m.params = m.addCount(m.embedParams, m.headParams, m.linearParams, m.otherParams)
 	if m.active == 0 {
 		m.active = m.params
 	}
@@ -181,9 +191,11 @@ type archBuilder func(c *hfConfig, m *Model) error
 var builders = map[string]archBuilder{
 	"llama": buildLlama, "mistral": buildLlama, "mixtral": buildLlama, "qwen2": buildLlama,
 	"gemma": buildLlama, "gemma2": buildLlama, "phi3": buildLlama,
-	"deepseek_v2": buildDeepseekV2,
-	"phi":         buildPhi,
-	"falcon":      buildFalcon, "RefinedWeb": buildFalcon, "RefinedWebModel": buildFalcon,
+	"qwen3": buildLlama, "gemma3_text": buildLlama, "gemma3": buildGemma3,
+	"qwen3_moe": buildQwen3MoE, "llama4": buildLlama4, "llama4_text": buildLlama4, "gpt_oss": buildGptOss,
+	"deepseek_v2": buildDeepseekV2, "deepseek_v3": buildDeepseekV3,
+	"phi":    buildPhi,
+	"falcon": buildFalcon, "RefinedWeb": buildFalcon, "RefinedWebModel": buildFalcon,
 	"gpt2": buildGPT2, "gpt_bigcode": buildGPT2,
 	"gpt_neox": buildNeoX,
 	"bloom":    buildBloom,
@@ -216,6 +228,12 @@ func ModelFromConfig(src string, data []byte) (*Model, error) {
 	}
 	if m.dec.layers == 0 {
 		return nil, pricing.Errorf(pricing.Internal, "%s: no layers parsed", src)
+	}
+	if err := m.checkCounts(src); err != nil {
+		return nil, err
+	}
+	if err := m.readQuantConfig(c); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -265,10 +283,13 @@ func readLlamaShape(c *hfConfig, m *Model) (llamaShape, error) {
 	s.hd = rd.optInt(s.h/s.nh, "head_dim")
 	s.I = rd.int("intermediate_size")
 	s.V = rd.int("vocab_size")
-	s.tie = rd.optBool(mt == "gemma" || mt == "gemma2", "tie_word_embeddings")
+	s.tie = rd.optBool(mt == "gemma" || mt == "gemma2" || mt == "gemma3_text", "tie_word_embeddings")
 	s.attnBias = rd.optBool(mt == "qwen2", "attention_bias")
 	s.mlpBias = rd.optBool(false, "mlp_bias")
 	m.maxPos = rd.optInt(0, "max_position_embeddings")
+	if mt == "gemma3_text" {
+		s.norms = 4 // input, post-attention, pre- and post-feedforward RMSNorms
+	}
 	if mt == "gemma2" {
 		s.norms = 4
 		sc := rd.optFloat(0, "attn_logit_softcapping")
@@ -296,6 +317,9 @@ func buildLlama(c *hfConfig, m *Model) error {
 	}
 	b.other(L*s.norms*h + h) // RMSNorm weights per layer + final norm
 	qkvMods := llamaAttention(b, s, qDim, kvDim)
+	if m.Architecture == "qwen3" || m.Architecture == "gemma3_text" {
+		b.otherN(2, s.hd, L) // q_norm and k_norm: one RMSNorm weight of head_dim each per layer
+	}
 	upMods, downMods, topK, err := llamaMLP(c, b, s)
 	if err != nil {
 		return err
@@ -307,7 +331,7 @@ func buildLlama(c *hfConfig, m *Model) error {
 		layerParams: (m.linearParams + m.otherParams) / L,
 	}
 	m.kvPerToken = 2 * L * kvDim
-	return nil
+	return m.setWindows(c, L, 2*kvDim) // window.go
 }
 
 // llamaAttention adds the attention projections and returns the modules that read the
@@ -347,7 +371,7 @@ func llamaMLP(c *hfConfig, b *builder, s llamaShape) (upMods, downMods []string,
 		if k > E {
 			return nil, nil, 0, fieldErr(c.src, "num_experts_per_tok", "%d exceeds num_local_experts %d", k, E)
 		}
-		b.linear("gate", h, E, L, false) // router
+		b.router("gate", h, E, L, false)
 		b.expert("w1", h, I, L*E)
 		b.expert("w3", h, I, L*E)
 		b.expert("w2", I, h, L*E)
@@ -473,7 +497,7 @@ func deepseekMLP(b *builder, h, L, I, moeI, E, shared, firstDense, freq int64) i
 			b.linear("up_proj", h, moeI*shared, moeLayers, false)
 			b.linear("down_proj", moeI*shared, h, moeLayers, false)
 		}
-		b.other(E * h * moeLayers) // MoEGate.weight is a Parameter, not an nn.Linear
+		b.otherN(E, h, moeLayers) // MoEGate.weight is a Parameter, not an nn.Linear
 	}
 	return moeLayers
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pickergpu/picker/pricing"
 )
@@ -16,10 +17,6 @@ const (
 	// (CONTRACT --headroom default): allocator growth across steps, variable sequence
 	// lengths, framework versions.
 	DefaultHeadroomPct = 5
-	// DefaultMFU is the model-FLOPs utilisation assumed for training time: well-tuned
-	// dense transformer training reaches 35-55 % on A100/H100 (PaLM paper 46 %, Megatron
-	// 2021 ~52 % at scale); single-node fine-tunes with HF Trainer sit lower, so 0.35.
-	DefaultMFU = 0.35
 	// OffloadRAMMarginGiB is host memory beyond cpu_ram_gib that an offloaded job needs:
 	// the OS, the Python process and its CUDA/NCCL libraries, data loader workers.
 	OffloadRAMMarginGiB = 8.0
@@ -62,8 +59,33 @@ type RecommendInput struct {
 	HeadroomPct float64 // percent; negative means DefaultHeadroomPct
 	Rank        Rank    // "" = RankHourly
 	Tokens      float64 // training or generated tokens of the whole job; 0 = no time estimate
-	MFU         float64 // 0 = DefaultMFU
-	Top         int     // 0 = 10
+	// MFU > 0 overrides the time model's per-architecture GEMM efficiency (--mfu).
+	MFU float64
+	// Inference workload (issue 15): Engine ("" = DefaultEngine), prompt and output
+	// tokens per request, and the number of requests (Tokens = Requests x OutputTokens
+	// when Tokens is 0).
+	Engine                     string
+	PromptTokens, OutputTokens float64
+	Requests                   float64
+	// SetupHours overrides the start-up overhead (boot, image, model download) billed
+	// before the job runs; nil = SetupHours(checkpoint bytes).
+	SetupHours *float64
+	// Deadline, when positive, drops offers whose setup plus run time exceeds it.
+	Deadline time.Duration
+
+	// Per-offer facts for the time model, computed once per Recommend call and shared
+	// by the ladder's evaluators (copies of the input share the slice); nCaps counts
+	// the distinct GPU models (gpuCaps.idx).
+	facts []offerFacts
+	nCaps int
+	Top   int // 0 = 10
+}
+
+// offerFacts is what the time model reads from an offer's provider and instance type.
+type offerFacts struct {
+	inc, min float32 // billing increment and minimum, seconds
+	pcie     bool    // the instance's GPUs talk over PCIe although the model has NVLink
+	set      bool
 }
 
 // Fit is one offer that can run the job, with what it would need and cost.
@@ -72,13 +94,36 @@ type Fit struct {
 	// NeedPerGPUGiB is device_total_gib at this offer's GPU count, times (1+headroom).
 	NeedPerGPUGiB  float64 `json:"need_per_gpu_gib"`
 	SparePerGPUGiB float64 `json:"spare_per_gpu_gib"`
-	// EstHours and EstCostUSD are nil without --tokens or when the GPU lacks the figure.
-	EstHours   *float64 `json:"est_hours"`
-	EstCostUSD *float64 `json:"est_cost_usd"`
+	// EstHours is the job's run time (without start-up); EstCostUSD what the bill says:
+	// setup plus run time rounded up to the provider's billing increment and minimum
+	// (BilledHours) times the hourly price. Nil without --tokens or a GPU figure.
+	EstHours    *float64 `json:"est_hours"`
+	EstCostUSD  *float64 `json:"est_cost_usd"`
+	SetupHours  *float64 `json:"setup_hours,omitempty"`
+	BilledHours *float64 `json:"billed_hours,omitempty"`
+	// TokensPerSec: training tokens, or generated tokens in steady decoding at the job's
+	// batch, per second over the offer's GPUs the job uses.
+	TokensPerSec *float64 `json:"tokens_per_s,omitempty"`
+	// Inference only: time to first token of one request, and the price of a million
+	// generated tokens at TokensPerSec.
+	TTFTSec          *float64 `json:"ttft_s,omitempty"`
+	USDPerMOutTokens *float64 `json:"usd_per_m_output_tokens,omitempty"`
+	// TimeBound says what limits the job's step: compute, memory, communication, offload,
+	// dequant or dispatch.
+	TimeBound string `json:"time_bound,omitempty"`
+	// Frontier marks an offer on the time-cost frontier (--rank job): no other fitting
+	// offer is both cheaper and faster.
+	Frontier bool `json:"frontier,omitempty"`
 	// GPUsUsed is the GPU count the job was estimated at on this offer.
 	GPUsUsed int `json:"gpus_used"`
 	// Notes say how the job had to change for this GPU (fp16 instead of bf16, …).
 	Notes []string `json:"notes,omitempty"`
+	// Nodes, ClusterPriceUSDHr, Layout and Interconnect describe a multi-node plan
+	// (--nodes): Nodes identical instances of this offer at Nodes × PriceUSDHr.
+	Nodes             int     `json:"nodes,omitempty"`
+	ClusterPriceUSDHr float64 `json:"cluster_price_usd_hr,omitempty"`
+	Layout            string  `json:"layout,omitempty"`
+	Interconnect      string  `json:"interconnect,omitempty"`
 
 	vk variantKey // the estimate this fit was judged with
 }
@@ -108,6 +153,15 @@ type Recommendation struct {
 	Warnings []string     `json:"warnings"`
 	// NearestMiss explains why nothing fits; empty when some offer fits.
 	NearestMiss string `json:"nearest_miss,omitempty"`
+	// Excluded lists offers left out whatever their memory, with the reason, one entry
+	// per GPU model (fp8 jobs on GPUs without fp8).
+	Excluded []Exclusion `json:"excluded,omitempty"`
+	// CheapestCluster: with --nodes auto, when every offer listed is a single instance,
+	// the cheapest plan of two or more instances (nodes.go).
+	CheapestCluster *Fit `json:"cheapest_cluster,omitempty"`
+	// Frontier (--rank job): every fitting offer that no other beats on both cost and
+	// time (setup plus run), cheapest first.
+	Frontier []Fit `json:"frontier,omitempty"`
 }
 
 // gpuCaps is what the recommender needs to know of an offer's GPU.
@@ -115,18 +169,43 @@ type gpuCaps struct {
 	known bool
 	bf16  bool
 	flash bool
+	fp8   bool
 	spec  pricing.GPU
+	idx   int // index among the call's distinct GPU models
+	// tg caches the time model's view of the GPU per precision class (16-bit, fp32);
+	// tgOK[k] false when the catalog lacks a figure.
+	tg   [2]TimeGPU
+	tgOK [2]bool
+	tgAt [2]bool // computed
+}
+
+// timeGPU returns the GPU's figures for a precision, computed once per class.
+func (c *gpuCaps) timeGPU(precision Precision) (TimeGPU, bool) {
+	k := 0
+	if precision == "fp32" {
+		k = 1
+	}
+	if !c.tgAt[k] {
+		c.tg[k], c.tgOK[k] = TimeGPUFor(c.spec, precision, 1, -1)
+		c.tgAt[k] = true
+	}
+	return c.tg[k], c.tgOK[k]
 }
 
 type variantKey struct {
-	gpus int
-	fp16 bool // the job switched to fp16 (GPU without bf16) and sdpa (no flash attention)
+	gpus  int
+	fp16  bool // the job switched to fp16 (GPU without bf16) and sdpa (no flash attention)
+	nodes int  // instances (nodes.go); 0 and 1 both mean one
 }
 
 type variant struct {
 	res  *Result
 	need float64 // per GPU, with headroom
 	err  error
+	tm   *TimeModel // built on first use
+	// times memoizes the timing per GPU model (gpuCaps.idx) and link (x2: PCIe board),
+	// for whole-GPU offers: the variant fixes the GPU count and precision.
+	times []timingVal
 }
 
 // evaluator estimates one job on many offers, caching the estimate per GPU count and
@@ -143,6 +222,19 @@ type evaluator struct {
 	offload  bool
 	// minGPUs skips offers with fewer GPUs (the ZeRO-3 rung needs GPUs to shard across).
 	minGPUs int
+	fp8     bool // the job needs fp8 tensor cores (fp8.go)
+	// multi-node (nodes.go): explicit node count, or auto; multiCache holds their variants.
+	nodes        int
+	autoNodes    bool
+	clustersOnly bool // auto, but two or more instances only
+	multiCache   map[variantKey]*variant
+	setup        float64 // start-up hours billed before the job runs
+}
+
+type timingVal struct {
+	set bool
+	t   Timing
+	ok  bool
 }
 
 // maxCachedGPUs bounds the GPU counts the variant cache holds; larger counts (none
@@ -154,11 +246,19 @@ func newEvaluator(in *RecommendInput, job Job, caps []*gpuCaps) *evaluator {
 	if h < 0 {
 		h = DefaultHeadroomPct
 	}
-	return &evaluator{in: in, job: job, headroom: h, caps: caps,
-		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled()}
+	setup := SetupHours(2 * float64(in.Model.Params())) // a 16-bit checkpoint to download
+	if in.SetupHours != nil {
+		setup = *in.SetupHours
+	}
+	return &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup,
+		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled(),
+		fp8: job.UsesFP8(), nodes: job.Nodes, autoNodes: job.NodesAuto, multiCache: map[variantKey]*variant{}}
 }
 
 func (e *evaluator) variant(k variantKey) *variant {
+	if k.nodes > 1 {
+		return e.multiVariant(k)
+	}
 	fi := 0
 	if k.fp16 {
 		fi = 1
@@ -170,6 +270,7 @@ func (e *evaluator) variant(k variantKey) *variant {
 	}
 	j := e.job
 	j.GPUs = k.gpus
+	j.Nodes, j.NodesAuto = 1, false
 	if k.gpus > 1 && j.Shard == "" && e.in.Model.IsImageModel() {
 		j.Shard = ShardNone // image pipelines run one per GPU
 	}
@@ -209,24 +310,147 @@ type cand struct {
 	i       int
 	primary float64 // price per hour, or job cost when ranking by job
 	spare   float64
-	hours   float64 // -1 when unknown
+	hours   float64 // run hours, -1 when unknown
+	total   float64 // setup + run hours
+	cost    float64 // billed job cost
 	vk      variantKey
 	need    float64
+	tim     *Timing // nil until timed
+}
+
+// timeModel returns the variant's time model, built once.
+func (e *evaluator) timeModel(v *variant) *TimeModel {
+	if v.tm == nil {
+		tm := TimeModelFor(e.in.Model, v.res)
+		tm.Engine, tm.MFU = e.in.Engine, e.in.MFU
+		tm.PromptTokens, tm.OutputTokens = e.in.PromptTokens, e.in.OutputTokens
+		v.tm = tm
+	}
+	return v.tm
+}
+
+// timeJob fills cd's timing, run and billed hours and cost; false when the GPU lacks a
+// figure or the task is not timed.
+func (e *evaluator) timeJob(cd *cand, v *variant, o *pricing.Offer, c *gpuCaps) bool {
+	if !c.known {
+		return false
+	}
+	tm := e.timeModel(v)
+	count := float64(cd.vk.gpus)
+	if o.Fractional() {
+		count = o.GPUCount
+	}
+	nodes := max(cd.vk.nodes, 1)
+	if nodes > 1 {
+		return e.timeCluster(cd, tm, o, c, count, nodes)
+	}
+	var f *offerFacts
+	if e.in.facts != nil {
+		f = &e.in.facts[cd.i]
+	} else {
+		f = new(offerFacts) // hourly ranking: only the reported offers are timed
+	}
+	if !f.set {
+		b := BillingFor(o.Provider)
+		*f = offerFacts{inc: float32(b.Increment), min: float32(b.Minimum), pcie: InstanceGPULink(o.Provider, o.InstanceType) == 0, set: true}
+	}
+	var tv *timingVal
+	if !o.Fractional() && e.in.nCaps > 0 {
+		slot := 2 * c.idx
+		if f.pcie {
+			slot++
+		}
+		if v.times == nil {
+			v.times = make([]timingVal, 2*e.in.nCaps)
+		}
+		tv = &v.times[slot]
+	} else {
+		tv = new(timingVal) // a vGPU slice: its fraction is its own count
+	}
+	if !tv.set {
+		g, ok := c.timeGPU(v.res.Job.Precision)
+		g.Count = count
+		if count > 1 && f.pcie {
+			g.LinkGBs = 0
+		}
+		if ok {
+			tv.t, tv.ok = tm.Estimate(&g)
+		}
+		tv.set = true
+	}
+	if !tv.ok {
+		return false
+	}
+	t := &tv.t
+	cd.tim = t
+	if e.in.Tokens <= 0 {
+		return true
+	}
+	e.bill(cd, tm, t, Billing{Increment: float64(f.inc), Minimum: float64(f.min)}, o.PriceUSDHr)
+	return true
+}
+
+// bill sets cd's run hours, setup-plus-run hours and billed cost at pricePerHour.
+func (e *evaluator) bill(cd *cand, tm *TimeModel, t *Timing, b Billing, pricePerHour float64) {
+	cd.hours = tm.JobSeconds(*t, e.in.Tokens, e.in.Requests) / 3600
+	cd.total = cd.hours + e.setup
+	cd.cost = b.BilledHours(cd.total) * pricePerHour
+}
+
+// timeCluster times a multi-node plan (--nodes): training runs ZeRO-3 over every GPU of
+// every node, its collectives crossing the cluster interconnect (interconnect.csv's
+// per-node Gbit/s shared by the node's GPUs) instead of NVLink; inference runs tensor
+// parallel within a node and pipeline stages across nodes, which take turns on each
+// decode step, so the plan decodes at one node's rate (Narayanan et al. 2021, "Efficient
+// Large-Scale Language Model Training on GPU Clusters", §2.2: pipeline parallelism adds
+// capacity, not per-token speed). Uncached: multi-node plans are few.
+func (e *evaluator) timeCluster(cd *cand, tm *TimeModel, o *pricing.Offer, c *gpuCaps, perNode float64, nodes int) bool {
+	g, ok := c.timeGPU(e.variant(cd.vk).res.Job.Precision)
+	if !ok {
+		return false
+	}
+	g.Count = perNode
+	if e.job.IsTraining() {
+		g.Count = perNode * float64(nodes)
+		if ic, ok := LookupInterconnect(o.Provider, o.InstanceType); ok && perNode > 0 {
+			g.LinkGBs = min(g.LinkGBs, ic.GbpsPerNode/8/perNode) // Gbit/s per node -> GB/s per GPU
+		}
+	}
+	t, ok := tm.Estimate(&g)
+	if !ok {
+		return false
+	}
+	cd.tim = &t
+	if e.in.Tokens > 0 {
+		e.bill(cd, tm, &t, BillingFor(o.Provider), o.PriceUSDHr*float64(nodes))
+	}
+	return true
 }
 
 // evaluate judges offer i; ok=false when it doesn't fit or can't run the job.
 func (e *evaluator) evaluate(i int) (cand, bool) {
+	if e.nodes > 1 || e.autoNodes {
+		return e.evaluateNodes(i) // nodes.go
+	}
+	return e.evaluateAt(i, 1)
+}
+
+// evaluateAt judges offer i as n identical instances.
+func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	o := &e.in.Offers[i]
 	g := e.gpusFor(o)
 	if g == 0 || g < e.minGPUs {
 		return cand{}, false
 	}
 	c := e.caps[i]
+	if e.fp8 && !(c.known && c.fp8) {
+		return cand{}, false // fp8 kernels need fp8 tensor cores (fp8.go); see Recommendation.Excluded
+	}
 	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
 	if fp16 && !c.bf16 && e.job.IsTraining() && e.job.Precision == "bf16" {
 		return cand{}, false // pure-bf16 training has no fp16 equivalent without loss scaling
 	}
-	vk := variantKey{g, fp16}
+	vk := variantKey{g, fp16, n}
 	v := e.variant(vk)
 	if v.err != nil {
 		return cand{}, false
@@ -238,14 +462,19 @@ func (e *evaluator) evaluate(i int) (cand, bool) {
 	if e.offload && o.RAMGiB < v.res.CPURAMGiB*(1+OffloadRAMMarginPct/100)+OffloadRAMMarginGiB {
 		return cand{}, false
 	}
-	cd := cand{i: i, primary: o.PriceUSDHr, spare: mem - v.need, hours: -1, vk: vk, need: v.need}
-	// Job time is needed per offer only to rank by job cost; hourly ranking computes
-	// it for the few offers it reports (in fit).
-	if e.in.Rank == RankJob {
-		cd.primary = math.Inf(1)
-		if h, ok := jobHours(e.in.Model, v.res, o, c, g, e.in.Tokens, e.in.MFU); ok {
-			cd.hours = h
-			cd.primary = h * o.PriceUSDHr
+	cd := cand{i: i, primary: o.PriceUSDHr * float64(max(n, 1)), spare: mem - v.need, hours: -1, vk: vk, need: v.need}
+	// Job time is needed per offer only to rank by job cost or to hold a deadline;
+	// hourly ranking computes it for the few offers it reports (in fit).
+	if e.in.Rank == RankJob || e.in.Deadline > 0 {
+		timed := e.timeJob(&cd, v, o, c) && cd.hours >= 0
+		if e.in.Deadline > 0 && (!timed || cd.total > e.in.Deadline.Hours()) {
+			return cand{}, false
+		}
+		if e.in.Rank == RankJob {
+			cd.primary = math.Inf(1)
+			if timed {
+				cd.primary = cd.cost
+			}
 		}
 	}
 	return cd, true
@@ -285,15 +514,23 @@ func keyLess(a, b *pricing.Offer) bool {
 func (e *evaluator) fit(cd cand) Fit {
 	o := &e.in.Offers[cd.i]
 	f := Fit{Offer: *o, NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
-	if cd.hours < 0 && e.in.Tokens > 0 && e.in.Rank != RankJob {
-		if h, ok := jobHours(e.in.Model, e.variant(cd.vk).res, o, e.caps[cd.i], cd.vk.gpus, e.in.Tokens, e.in.MFU); ok {
-			cd.hours = h
+	if cd.tim == nil {
+		e.timeJob(&cd, e.variant(cd.vk), o, e.caps[cd.i])
+	}
+	if t := cd.tim; t != nil && t.TokensPerSec > 0 {
+		f.TokensPerSec, f.TimeBound = ptr(round3(t.TokensPerSec)), t.Bound
+		if !e.job.IsTraining() {
+			f.TTFTSec = ptr(round3(t.TTFTSec))
+			f.USDPerMOutTokens = ptr(round3(o.PriceUSDHr / (t.TokensPerSec * 3600) * 1e6))
 		}
 	}
 	if cd.hours >= 0 {
-		h := round3(cd.hours)
-		c := round3(cd.hours * o.PriceUSDHr)
-		f.EstHours, f.EstCostUSD = &h, &c
+		f.EstHours, f.EstCostUSD = ptr(round3(cd.hours)), ptr(round3(cd.cost))
+		f.SetupHours = ptr(round3(e.setup))
+		f.BilledHours = ptr(round3(BillingFor(o.Provider).BilledHours(cd.total)))
+	}
+	if cd.vk.nodes > 1 {
+		e.describeNodes(&f, cd) // nodes.go
 	}
 	if cd.vk.fp16 {
 		c := e.caps[cd.i]
@@ -320,11 +557,19 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	if _, err := ParseRank(string(in.Rank)); err != nil {
 		return nil, err
 	}
-	if in.Rank == RankJob && in.Tokens <= 0 {
-		return nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job)")
+	if in.Tokens == 0 && in.Requests > 0 && in.OutputTokens > 0 {
+		in.Tokens = in.Requests * in.OutputTokens
 	}
-	if in.MFU == 0 {
-		in.MFU = DefaultMFU
+	if in.Rank == RankJob && in.Tokens <= 0 {
+		return nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job; for inference also --requests N with --output-tokens M)")
+	}
+	if err := checkTimeInput(&in); err != nil {
+		return nil, err
+	}
+	// A serving workload sizes the KV cache too: without --seq-len, a sequence holds
+	// the prompt and the whole output.
+	if !in.Job.IsTraining() && in.Job.SeqLen == 0 && in.PromptTokens+in.OutputTokens > 0 {
+		in.Job.SeqLen = int(math.Ceil(in.PromptTokens + in.OutputTokens))
 	}
 	if in.MFU < 0 || in.MFU > 1 {
 		return nil, pricing.ParamErrorf(pricing.Invalid, "mfu", "--mfu %v: want a fraction between 0 and 1", in.MFU)
@@ -334,6 +579,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	}
 	// Validate the job once up front, so a bad job is an error, not "nothing fits".
 	base := in.Job
+	base.NodesAuto = false // validated on one instance; nodes.go tries the counts
 	if !in.PinGPUs {
 		base.GPUs = 1
 	}
@@ -348,23 +594,32 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		c, ok := byName[name]
 		if !ok {
 			g, known := pricing.LookupGPU(name)
-			c = &gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), spec: g}
+			c = &gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), fp8: g.FP8, spec: g, idx: len(byName)}
 			byName[name] = c
 		}
 		caps[i] = c
 	}
+	if err := checkNodeOffers(&in); err != nil { // nodes.go
+		return nil, err
+	}
+	in.nCaps = len(byName)
+	if in.Rank == RankJob || in.Deadline > 0 {
+		in.facts = make([]offerFacts, len(in.Offers))
+	}
 	ev := newEvaluator(&in, in.Job, caps)
-	fits := rankFits(ev, in.Top)
-	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}}
+	fits, front := rankFitsFrontier(ev, in.Top, in.Rank == RankJob)
+	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}, Frontier: front}
 	if len(fits) > 0 {
 		rec.Estimate = ev.variant(fits[0].vk).res
 	} else {
 		rec.Estimate = baseRes
 	}
 	rec.Ladder = ladder(&in, caps, fits)
-	rec.Warnings = warnings(&in, rec)
+	rec.Excluded = fp8Exclusions(&in, caps) // fp8.go
+	rec.CheapestCluster = cheapestCluster(&in, caps, fits)
+	rec.Warnings = append(warnings(&in, rec), exclusionWarnings(rec.Excluded)...)
 	if len(fits) == 0 {
-		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder)
+		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder) + nodesMiss(&in, caps) // nodes.go
 	}
 	return rec, nil
 }
@@ -373,11 +628,37 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 // only the top candidates (insertion into a short sorted slice), so 100k offers cost
 // 100k evaluations and no sort of the whole list.
 func rankFits(ev *evaluator, top int) []Fit {
+	fits, _ := rankFitsFrontier(ev, top, false)
+	return fits
+}
+
+// rankFitsFrontier is rankFits that also returns the time-cost frontier when asked
+// (the timed candidates are kept, then swept once in cost order).
+func rankFitsFrontier(ev *evaluator, top int, withFrontier bool) ([]Fit, []Fit) {
 	best := make([]cand, 0, top+1)
+	var timed []point
+	// cheapest and fastest so far: a point both of them beat is not on the frontier, so
+	// most of 100k offers are never kept.
+	cheap, fast := point{math.Inf(1), math.Inf(1), -1}, point{math.Inf(1), math.Inf(1), -1}
 	for i := range ev.in.Offers {
 		cd, ok := ev.evaluate(i)
 		if !ok {
 			continue
+		}
+		if withFrontier && cd.hours >= 0 {
+			p := point{cd.cost, cd.total, cd.i}
+			dominated := func(a point) bool {
+				return a.cost <= p.cost && a.total <= p.total && (a.cost < p.cost || a.total < p.total)
+			}
+			if !dominated(cheap) && !dominated(fast) {
+				timed = append(timed, p)
+			}
+			if p.cost < cheap.cost || (p.cost == cheap.cost && p.total < cheap.total) {
+				cheap = p
+			}
+			if p.total < fast.total || (p.total == fast.total && p.cost < fast.cost) {
+				fast = p
+			}
 		}
 		if len(best) == top && !ev.better(&cd, &best[top-1]) {
 			continue
@@ -390,67 +671,82 @@ func rankFits(ev *evaluator, top int) []Fit {
 			best = best[:top]
 		}
 	}
+	var front []Fit
+	onFront := map[int]bool{}
+	if withFrontier {
+		for _, cd := range frontier(ev, timed) {
+			f := ev.fit(cd)
+			f.Frontier = true
+			front = append(front, f)
+			onFront[cd.i] = true
+		}
+	}
 	out := make([]Fit, len(best))
 	for i, cd := range best {
 		out[i] = ev.fit(cd)
+		out[i].Frontier = onFront[cd.i]
 	}
-	return out
+	return out, front
 }
 
-// jobHours estimates wall-clock hours for the whole job on one offer.
-//
-// Training: FLOPs = k · N_active · tokens with k = 6 for a full fine-tune (forward 2N,
-// backward 4N; Kaplan et al. 2020), 8 with gradient checkpointing (one more forward),
-// and 4 for LoRA/QLoRA (frozen weights need activation gradients but no weight
-// gradients: forward 2N + backward 2N), +2 with checkpointing. Time = FLOPs / (GPUs ×
-// dense half-precision TFLOPS × MFU).
-//
-// Inference: decoding is memory-bound: each step reads the weights once and the KV
-// cache of every sequence in the batch (half full on average) and yields batch tokens,
-// so hours = tokens / batch × bytes per step / (GPUs × bandwidth). This is the
-// bandwidth roofline: real decoders reach 60–80 % of it.
-func jobHours(m *Model, r *Result, o *pricing.Offer, c *gpuCaps, gpus int, tokens, mfu float64) (float64, bool) {
-	if !c.known {
-		return 0, false
+// checkTimeInput validates the time-model inputs of a recommendation.
+func checkTimeInput(in *RecommendInput) error {
+	if in.Engine != "" && !slices.Contains(Engines, in.Engine) {
+		return pricing.ParamErrorf(pricing.Invalid, "engine", "--engine %q: want one of %s", in.Engine, strings.Join(Engines, ", "))
 	}
-	frac := float64(gpus)
-	if o.Fractional() {
-		frac = o.GPUCount
-	}
-	var secs float64
-	switch r.Job.Task {
-	case TaskImageGen:
-		return 0, false
-	case TaskFullFT, TaskLoRA, TaskQLoRA:
-		k := 6.0
-		if r.Job.Task != TaskFullFT {
-			k = 4
-		}
-		if r.Job.GradCkpt {
-			k += 2
-		}
-		tf := c.spec.HalfTFLOPS()
-		if r.Job.Precision == "fp32" {
-			tf = c.spec.FP32TFLOPS
-		}
-		if tf == nil || *tf <= 0 {
-			return 0, false
-		}
-		secs = k * float64(m.ActiveParams()) * tokens / (frac * *tf * 1e12 * mfu)
-	default:
-		bw := c.spec.BandwidthGBs
-		if bw == nil || *bw <= 0 {
-			return 0, false
-		}
-		// Per-GPU figures: with tensor parallelism each GPU reads its share in parallel.
-		perStepGiB := r.Breakdown.Weights + r.Breakdown.KVCache/2
-		steps := tokens / float64(max(r.Job.Batch, 1))
-		secs = steps * perStepGiB * (1 << 30) / (*bw * 1e9)
-		if o.Fractional() {
-			secs /= o.GPUCount // a slice gets its share of the bandwidth
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"prompt-tokens", in.PromptTokens}, {"output-tokens", in.OutputTokens}, {"requests", in.Requests}} {
+		if c.v < 0 || math.IsNaN(c.v) || math.IsInf(c.v, 0) {
+			return pricing.ParamErrorf(pricing.Invalid, c.name, "--%s %v: want a non-negative number", c.name, c.v)
 		}
 	}
-	return secs / 3600, true
+	if in.SetupHours != nil && (*in.SetupHours < 0 || math.IsNaN(*in.SetupHours)) {
+		return pricing.ParamErrorf(pricing.Invalid, "setup", "--setup %v h: want a non-negative duration", *in.SetupHours)
+	}
+	if in.Deadline < 0 {
+		return pricing.ParamErrorf(pricing.Invalid, "deadline", "--deadline %s: want a positive duration", in.Deadline)
+	}
+	if in.Deadline > 0 && in.Tokens <= 0 {
+		return pricing.ParamErrorf(pricing.Invalid, "deadline", "--deadline needs the job's size: --tokens N (or --requests N with --output-tokens M)")
+	}
+	return nil
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// point is a timed candidate reduced to what the frontier needs (24 bytes, so 100k
+// offers stay cheap to keep and sort).
+type point struct {
+	cost, total float64
+	i           int
+}
+
+// frontier returns the offers no other beats on both billed cost and total hours,
+// cheapest first: sorted by cost (then time, then offer key), an offer is on the
+// frontier when it is faster than every cheaper one.
+func frontier(ev *evaluator, pts []point) []cand {
+	sort.Slice(pts, func(a, b int) bool {
+		if pts[a].cost != pts[b].cost {
+			return pts[a].cost < pts[b].cost
+		}
+		if pts[a].total != pts[b].total {
+			return pts[a].total < pts[b].total
+		}
+		return keyLess(&ev.in.Offers[pts[a].i], &ev.in.Offers[pts[b].i])
+	})
+	var out []cand
+	best := math.Inf(1)
+	for _, p := range pts {
+		if p.total < best {
+			if cd, ok := ev.evaluate(p.i); ok {
+				out = append(out, cd)
+			}
+			best = p.total
+		}
+	}
+	return out
 }
 
 // ladderChange is one rung: whether it applies to the job and how it changes it.
@@ -524,6 +820,7 @@ func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
 		}
 		// The step must be a valid job on its own.
 		probe := j
+		probe.NodesAuto = false
 		if !sub.PinGPUs {
 			probe.GPUs = 1
 		}
@@ -552,7 +849,7 @@ func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
 			if ch.perOfferGPUs {
 				g = maxLadderGPUs
 			}
-			if v := ev.variant(variantKey{g, false}); v.err == nil {
+			if v := ev.variant(variantKey{g, false, 1}); v.err == nil {
 				step.DeviceTotalGiB = v.res.DeviceTotalGiB
 			}
 		}
@@ -623,7 +920,7 @@ func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 	if in.PinGPUs {
 		g = max(in.Job.GPUs, 1)
 	}
-	v := ev.variant(variantKey{g, false})
+	v := ev.variant(variantKey{g, false, 1})
 	var b strings.Builder
 	if v.err == nil {
 		fmt.Fprintf(&b, "needs %s GiB per GPU (%s GiB device total + %s %% headroom)", num1(v.need), num1(v.res.DeviceTotalGiB), num1(ev.headroom))

@@ -243,23 +243,33 @@ func TestRecommendJobCostPrefersFasterGPU(t *testing.T) {
 	if byJob.Offers[0].InstanceType != "h100" {
 		t.Fatalf("job ranking picked %s; want h100", byJob.Offers[0].InstanceType)
 	}
-	// LoRA: 4 · N · tokens FLOPs over 989.5e12 × 0.35 MFU.
-	wantH := 4 * float64(m.ActiveParams()) * tokens / (989.5e12 * DefaultMFU) / 3600
+	// The hours are the time model's (fit/throughput.go) on one H100, the cost is
+	// setup plus run billed per the provider's rule (default: per minute).
+	res, err := Estimate(m, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := pricing.LookupGPU("H100")
+	g, _ := TimeGPUFor(spec, res.Job.Precision, 1, -1)
+	tm := TimeModelFor(m, res)
+	tim, _ := tm.Estimate(&g)
+	wantH := tokens / tim.TokensPerSec / 3600
 	if got := *byJob.Offers[0].EstHours; math.Abs(got-wantH) > 0.001 {
 		t.Errorf("H100 hours = %v; want %v", got, wantH)
 	}
-	if got, want := *byJob.Offers[0].EstCostUSD, math.Round(wantH*1000)/1000*4.0; math.Abs(got-want) > 0.01 {
-		t.Errorf("H100 cost = %v; want %v", got, want)
+	billed := BillingFor("p").BilledHours(wantH + SetupHours(2*float64(m.Params())))
+	if got, want := *byJob.Offers[0].EstCostUSD, billed*4.0; math.Abs(got-want) > 0.01 {
+		t.Errorf("H100 cost = %v; want %v (billed %.4f h)", got, want, billed)
 	}
-	// A GPU without a datasheet compute figure gets no time, and a warning says so.
-	a10g := offer("p", "a10g", "A10G", 1, 200, 0.1)
-	in.Offers = append(in.Offers, a10g)
-	withA10G := recommend(t, in)
-	if last := withA10G.Offers[len(withA10G.Offers)-1]; last.InstanceType != "a10g" || last.EstHours != nil {
-		t.Errorf("A10G fit = %+v; want it last with no time estimate", last)
+	// A GPU the catalog does not know gets no time, and a warning says so.
+	x := offer("p", "x999", "X999", 1, 200, 0.1)
+	in.Offers = append(in.Offers, x)
+	withX := recommend(t, in)
+	if last := withX.Offers[len(withX.Offers)-1]; last.InstanceType != "x999" || last.EstHours != nil {
+		t.Errorf("X999 fit = %+v; want it last with no time estimate", last)
 	}
-	if !strings.Contains(strings.Join(withA10G.Warnings, "\n"), "A10G") {
-		t.Errorf("warnings %v do not name the A10G's missing figure", withA10G.Warnings)
+	if !strings.Contains(strings.Join(withX.Warnings, "\n"), "X999") {
+		t.Errorf("warnings %v do not name the X999's missing figure", withX.Warnings)
 	}
 	if _, err := Recommend(RecommendInput{Model: m, Job: job, Offers: in.Offers, Rank: "job"}); err == nil {
 		t.Error("--rank job without --tokens succeeded")

@@ -86,6 +86,12 @@ func Resolve(ctx context.Context, ref, params string, opt Options) (*fit.Model, 
 	if err != nil {
 		return nil, err
 	}
+	if ref != "" && params != "" {
+		// Both given: the stated count must describe the model the shapes describe.
+		if err := m.CheckStatedParams(params); err != nil {
+			return nil, pricing.WithParam(err, "params")
+		}
+	}
 	return m, nil
 }
 

@@ -35,7 +35,29 @@ type GPU struct {
 	NVLink       bool     `json:"nvlink"`
 	Released     int      `json:"released"`
 	Source       string   `json:"source"`
+	// FP8 reports fp8 (e4m3/e5m2) tensor-core matmuls: NVIDIA Ada Lovelace (sm89), Hopper
+	// (sm90) and Blackwell (NVIDIA Transformer Engine docs, "FP8 support": "FP8 is
+	// available on Ada, Hopper and Blackwell"), AMD CDNA 3/4 (MI300X/MI355X data sheets:
+	// FP8 matrix throughput). What vLLM's fp8 weights / fp8 KV cache and TransformerEngine
+	// fp8 training need. The gpus.csv column is optional (false when absent).
+	FP8 bool `json:"fp8"`
+	// Performance columns (appended to gpus.csv for the job-time model; optional in a
+	// user's file). MemoryType is HBM2/HBM2e/HBM3/HBM3e/GDDR5/GDDR6/GDDR6X/GDDR7: single-
+	// stream decoders reach a different share of HBM and GDDR bandwidth.
+	MemoryType string   `json:"memory_type,omitempty"`
+	FP8TFLOPS  *float64 `json:"fp8_tflops_dense"`
+	// GPULinkGBs is the datasheet GPU-to-GPU bandwidth per GPU (NVLink, Infinity Fabric),
+	// both directions together; 0 = none (PCIe only), nil = unknown.
+	GPULinkGBs *float64 `json:"gpu_link_gbs"`
+	// HostLinkGBs is the host (CPU) link per direction: PCIe x16 16/32/64 GB/s for
+	// Gen3/4/5, NVLink-C2C on Grace parts. Offload traffic crosses it.
+	HostLinkGBs *float64 `json:"host_link_gbs"`
+	PerfSource  string   `json:"perf_source,omitempty"`
 }
+
+// HBM reports whether the GPU's memory is HBM (stacked, wide and high-latency) rather
+// than GDDR.
+func (g GPU) HBM() bool { return strings.HasPrefix(strings.ToUpper(g.MemoryType), "HBM") }
 
 // FlashAttention reports whether FlashAttention-2 kernels run on the GPU: they need
 // NVIDIA Ampere (sm80) or newer, or AMD CDNA 3+ (ROCm's flash-attention port).
@@ -141,8 +163,25 @@ func ParseGPUCatalog(r io.Reader) ([]GPU, error) {
 				return nil, err
 			}
 		}
+		for name, dst := range map[string]**float64{"fp8_tflops_dense": &g.FP8TFLOPS, "gpu_link_gbs": &g.GPULinkGBs, "host_link_gbs": &g.HostLinkGBs} {
+			if _, ok := col[name]; !ok {
+				continue // performance columns are optional
+			}
+			if *dst, err = opt(name); err != nil {
+				return nil, err
+			}
+		}
+		if i, ok := col["memory_type"]; ok {
+			g.MemoryType = strings.TrimSpace(rec[i])
+		}
+		if i, ok := col["perf_source"]; ok {
+			g.PerfSource = rec[i]
+		}
 		g.SupportsBF16 = rec[col["supports_bf16"]] == "true"
 		g.NVLink = rec[col["nvlink"]] == "true"
+		if i, ok := col["fp8"]; ok && i < len(rec) {
+			g.FP8 = rec[i] == "true"
+		}
 		if s := rec[col["released"]]; s != "" {
 			if g.Released, err = strconv.Atoi(s); err != nil {
 				return nil, fmt.Errorf("gpus.csv:%d: released %q: not a year", line, s)

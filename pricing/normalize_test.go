@@ -90,9 +90,21 @@ func TestGPUCatalog(t *testing.T) {
 	if tf := t4.HalfTFLOPS(); tf == nil || *tf != 65 {
 		t.Errorf("T4 half TFLOPS = %v; want fp16 65 (no bf16)", tf)
 	}
-	b300, _ := LookupGPU("B300")
-	if b300.HalfTFLOPS() != nil || b300.BandwidthGBs == nil {
-		t.Errorf("B300: compute should be unknown (nil) and bandwidth known: %+v", b300)
+	// Issue 15: every GPU has what the job-time model needs (bandwidth, some compute
+	// figure, memory type, links) and says where the performance columns came from.
+	for _, g := range gpus {
+		if g.BandwidthGBs == nil || (g.HalfTFLOPS() == nil && g.FP32TFLOPS == nil) {
+			t.Errorf("%s: no bandwidth or compute figure: %+v", g.Model, g)
+		}
+		if g.MemoryType == "" || g.GPULinkGBs == nil || g.HostLinkGBs == nil || g.PerfSource == "" {
+			t.Errorf("%s: performance columns incomplete: %+v", g.Model, g)
+		}
+	}
+	if b300, _ := LookupGPU("B300"); b300.HalfTFLOPS() == nil || *b300.HalfTFLOPS() != 2250 || !b300.HBM() {
+		t.Errorf("B300: want 2250 dense BF16 TFLOPS (HGX B300 datasheet, 36 PF sparse / 8 / 2) and HBM: %+v", b300)
+	}
+	if l4, _ := LookupGPU("L4"); l4.HBM() {
+		t.Errorf("L4 has GDDR6, HBM() = true")
 	}
 }
 

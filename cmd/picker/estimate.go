@@ -82,7 +82,7 @@ func writeEstimate(s *IOStreams, r *fit.Result) error {
 			[][]string{{r.Model.Name, string(r.Job.Task), string(r.Job.Precision), string(r.Job.Quant), fmt.Sprint(r.Job.Batch), fmt.Sprint(r.Job.SeqLen), fmt.Sprint(r.Job.GPUs), string(r.Job.Shard), fmt.Sprint(r.TrainableParams),
 				num(b.Weights, 3), num(b.Gradients, 3), num(b.Optimizer, 3), num(b.Activations, 3), num(b.KVCache, 3), num(b.Workspace, 3), num(r.PeakAllocatedGiB, 3), num(r.DeviceTotalGiB, 3), num(r.CPURAMGiB, 3)}})
 	}
-	fmt.Fprintf(w, "%s (%s, %s params)  %s\n", r.Model.Name, r.Model.Architecture, humanCount(r.Model.Params), jobSummary(r.Job))
+	fmt.Fprintf(w, "%s (%s, %s)  %s\n", r.Model.Name, r.Model.Architecture, paramSummary(r.Model), jobSummary(r.Job))
 	if r.TrainableParams > 0 {
 		fmt.Fprintf(w, "trainable parameters: %s\n", humanCount(r.TrainableParams))
 	}
@@ -103,6 +103,9 @@ func writeEstimate(s *IOStreams, r *fit.Result) error {
 	}
 	if err := t.write(w, s.TTY); err != nil {
 		return err
+	}
+	if r.Layout != "" {
+		fmt.Fprintln(w, "\nlayout: "+r.Layout)
 	}
 	if len(r.Assumptions) > 0 {
 		fmt.Fprintln(w, "\nassumptions:")
@@ -135,7 +138,22 @@ func jobSummary(j fit.Job) string {
 	if j.Offload.Enabled() {
 		parts = append(parts, "offload "+string(j.Offload))
 	}
+	if j.KVCacheDtype == "fp8" {
+		parts = append(parts, "fp8 KV cache")
+	}
+	if j.Nodes > 1 {
+		parts = append(parts, fmt.Sprintf("%d nodes", j.Nodes))
+	}
 	return strings.Join(parts, ", ")
+}
+
+// paramSummary names total and active parameters: "46.70B params, 12.88B active" for a
+// mixture of experts, "6.74B params" when every parameter is used per token.
+func paramSummary(m fit.ModelInfo) string {
+	if m.ActiveParams > 0 && m.ActiveParams != m.Params {
+		return humanCount(m.Params) + " params, " + humanCount(m.ActiveParams) + " active"
+	}
+	return humanCount(m.Params) + " params"
 }
 
 // humanCount writes 6738415616 as 6.74B.

@@ -22,12 +22,13 @@ type IOStreams struct {
 	Out, ErrOut io.Writer
 	Format      string // table, json or csv
 	TTY         bool
+	Verbose     bool // -v: tables add detail (recommend's time-cost frontier)
 	Now         func() time.Time
 }
 
 // streams is where commands print, as the global flags and the terminal say.
 func (a *app) streams() *IOStreams {
-	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Now: a.now}
+	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Verbose: a.verbose, Now: a.now}
 }
 
 // table is a rendered result: headers and rows of cells. The same table goes to a

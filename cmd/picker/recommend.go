@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,13 @@ type RecommendOptions struct {
 	Tokens      float64 // 0 = no time estimate
 	Top         int
 	HeadroomPct float64
-	MFU         float64
+	MFU         float64 // 0 = the time model's per-generation efficiency
+	// Time model (issue 15): the inference workload and engine, start-up overhead and
+	// deadline.
+	Engine                               string
+	PromptTokens, OutputTokens, Requests float64
+	SetupHours                           *float64
+	Deadline                             time.Duration
 
 	Resolve    ModelResolver
 	Store      func(context.Context) (offerStore, error)
@@ -55,9 +62,54 @@ func (o *RecommendOptions) params() []param {
 		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
 			set: func(v string) (err error) { o.Top, err = parseInt("top", 1)(v); return }},
 		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(fit.DefaultHeadroomPct), set: o.setHeadroom},
-		param{name: "mfu", kind: kindFloat, usage: "model-FLOPs utilisation assumed for training time", def: strconv.FormatFloat(fit.DefaultMFU, 'g', -1, 64),
+		param{name: "mfu", kind: kindFloat, usage: "override the time model's GEMM efficiency (share of dense peak, 0-1; 0 = per GPU generation)",
 			set: func(v string) (err error) { o.MFU, err = parseFloat("mfu")(v); return }},
+		param{name: "prompt-tokens", kind: kindFloat, usage: "inference: prompt tokens per request", set: nonNegative("prompt-tokens", &o.PromptTokens)},
+		param{name: "output-tokens", kind: kindFloat, usage: "inference: generated tokens per request", set: nonNegative("output-tokens", &o.OutputTokens)},
+		param{name: "requests", kind: kindFloat, usage: "inference: requests in the job (--tokens defaults to requests x output tokens)", set: nonNegative("requests", &o.Requests)},
+		param{name: "engine", usage: "inference engine: " + strings.Join(fit.Engines, ", "), def: fit.DefaultEngine,
+			set: func(v string) error {
+				if !slices.Contains(fit.Engines, v) {
+					return pricing.Errorf(pricing.Invalid, "--engine %q: want one of %s", v, strings.Join(fit.Engines, ", "))
+				}
+				o.Engine = v
+				return nil
+			}},
+		param{name: "setup", usage: "start-up overhead billed before the job, e.g. 10m (default: 5 min + model download at 1 Gbit/s)", set: o.setSetup},
+		param{name: "deadline", usage: "only offers that finish (setup + run) within this, e.g. 6h", set: o.setDeadline},
 	)
+}
+
+// parseDuration reads a --setup/--deadline value: a Go duration ("90m", "6h") or a
+// bare number of hours.
+func parseDuration(name, v string) (time.Duration, error) {
+	if h, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && h >= 0 {
+		return time.Duration(h * float64(time.Hour)), nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < 0 {
+		return 0, pricing.Errorf(pricing.Invalid, "--%s %q: want a duration such as 6h or 90m", name, v)
+	}
+	return d, nil
+}
+
+func (o *RecommendOptions) setSetup(v string) error {
+	d, err := parseDuration("setup", v)
+	if err != nil {
+		return err
+	}
+	h := d.Hours()
+	o.SetupHours = &h
+	return nil
+}
+
+func (o *RecommendOptions) setDeadline(v string) error {
+	d, err := parseDuration("deadline", v)
+	if err == nil && d == 0 {
+		err = pricing.Errorf(pricing.Invalid, "--deadline %q: want a positive duration such as 6h", v)
+	}
+	o.Deadline = d
+	return err
 }
 
 func (o *RecommendOptions) setTokens(v string) error {
@@ -105,6 +157,8 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	rec, err := fit.Recommend(fit.RecommendInput{
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs, Offers: offers,
 		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
+		Engine: o.Engine, PromptTokens: o.PromptTokens, OutputTokens: o.OutputTokens, Requests: o.Requests,
+		SetupHours: o.SetupHours, Deadline: o.Deadline,
 	})
 	if err != nil {
 		return nil, err
@@ -203,7 +257,9 @@ func noFit(out *RecommendResult) error {
 
 // fitColumns are the CSV columns of a recommended offer (CONTRACT offer fields).
 var fitColumns = []string{"provider", "region", "zone", "instance_type", "gpu_model", "gpu_count", "gpu_mem_gib", "vcpus", "ram_gib",
-	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd"}
+	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd",
+	"nodes", "cluster_price_usd_hr",
+	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "time_bound", "frontier"}
 
 func optNum(v *float64) string {
 	if v == nil {
@@ -223,7 +279,9 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 			o := f.Offer
 			rows[i] = []string{o.Provider, o.Region, o.Zone, o.InstanceType, o.GPUModel, num(o.GPUCount, 4), num(o.GPUMemGiB, 2), num(o.VCPUs, 2), num(o.RAMGiB, 2),
 				string(o.Purchase), num(o.PriceUSDHr, 6), o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source,
-				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD)}
+				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD),
+				num(float64(max(f.Nodes, 1)), 0), num(o.PriceUSDHr*float64(max(f.Nodes, 1)), 6),
+				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum(f.USDPerMOutTokens), f.TimeBound, strconv.FormatBool(f.Frontier)}
 		}
 		return writeCSV(w, fitColumns, rows)
 	}
@@ -231,9 +289,25 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	fmt.Fprintln(w)
 	if len(r.Offers) > 0 {
 		withCost := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.EstCostUSD != nil })
+		withServe := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.TTFTSec != nil })
+		withRate := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.TokensPerSec != nil })
+		withFront := s.Verbose && len(r.Frontier) > 0
 		headers := []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "NEED/GPU", "SPARE", "PURCHASE", "$/HR"}
+		multi := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.Nodes > 1 })
+		if multi {
+			headers = append(headers, "NODES", "CLUSTER $/HR")
+		}
+		if withRate {
+			headers = append(headers, "TOK/S")
+		}
+		if withServe {
+			headers = append(headers, "TTFT S", "$/M TOK")
+		}
 		if withCost {
 			headers = append(headers, "HOURS", "JOB $")
+		}
+		if withFront {
+			headers = append(headers, "FRONTIER")
 		}
 		headers = append(headers, "AGE")
 		t := &table{headers: headers}
@@ -244,13 +318,34 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 				region += " (" + o.Zone + ")"
 			}
 			cells := []string{o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.MemPerDeviceGiB(), 1), num(f.NeedPerGPUGiB, 1), num(f.SparePerGPUGiB, 1), string(o.Purchase), usd(o.PriceUSDHr)}
+			if multi {
+				cells = append(cells, num(float64(max(f.Nodes, 1)), 0), usd(o.PriceUSDHr*float64(max(f.Nodes, 1))))
+			}
+			if withRate {
+				cells = append(cells, optFmt(f.TokensPerSec, 0))
+			}
+			if withServe {
+				cells = append(cells, optFmt(f.TTFTSec, 3), optFmt(f.USDPerMOutTokens, 3))
+			}
 			if withCost {
-				cells = append(cells, optFmt(f.EstHours, 1), optFmt(f.EstCostUSD, 2))
+				cells = append(cells, optFmt(f.EstHours, 2), optFmt(f.EstCostUSD, 2))
+			}
+			if withFront {
+				mark := ""
+				if f.Frontier {
+					mark = "*"
+				}
+				cells = append(cells, mark)
 			}
 			t.add(append(cells, formatAge(s.Now().Sub(o.ObservedAt)))...)
 		}
 		if err := t.write(w, s.TTY); err != nil {
 			return err
+		}
+		writeClusters(w, r.Offers)
+		if c := r.CheapestCluster; c != nil {
+			fmt.Fprint(w, "cheapest multi-node plan: ")
+			writeClusters(w, []fit.Fit{*c})
 		}
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
@@ -273,10 +368,41 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 			return err
 		}
 	}
+	if s.Verbose && len(r.Frontier) > 0 {
+		if err := writeFrontier(w, s.TTY, r.Frontier); err != nil {
+			return err
+		}
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(s.ErrOut, "warning:", warn)
 	}
 	return nil
+}
+
+// writeClusters spells out the multi-node plans (--nodes) among the offers: the $/HR
+// column is per instance; a cluster costs nodes × that.
+func writeClusters(w io.Writer, offers []fit.Fit) {
+	for _, f := range offers {
+		if f.Nodes > 1 {
+			fmt.Fprintf(w, "%d × %s %s %s = %d GPUs at %s/h (%s): %s\n", f.Nodes, f.Provider, f.Region, f.InstanceType,
+				f.GPUsUsed*f.Nodes, usd(f.ClusterPriceUSDHr), f.Interconnect, f.Layout)
+		}
+	}
+}
+
+// writeFrontier is -v's time-cost frontier: the offers nothing beats on both cost and
+// time, cheapest first.
+func writeFrontier(w io.Writer, tty bool, front []fit.Fit) error {
+	fmt.Fprintln(w, "\ntime-cost frontier (nothing else is both cheaper and faster):")
+	t := &table{headers: []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "$/HR", "SETUP+RUN H", "BILLED H", "JOB $", "BOUND"}}
+	for _, f := range front {
+		total := *f.EstHours
+		if f.SetupHours != nil {
+			total += *f.SetupHours
+		}
+		t.add(f.Provider, f.Region, f.InstanceType, f.GPUModel, num(f.GPUCount, 3), usd(f.PriceUSDHr), num(total, 2), optFmt(f.BilledHours, 2), optFmt(f.EstCostUSD, 2), f.TimeBound)
+	}
+	return t.write(w, tty)
 }
 
 func optFmt(v *float64, prec int) string {

@@ -1,0 +1,157 @@
+package fit
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+func nodeOffer(provider, typ, gpu string, gpus, mem, price float64) pricing.Offer {
+	return pricing.Offer{Provider: provider, Region: "r1", InstanceType: typ, GPUModel: gpu, GPUCount: gpus, GPUMemGiB: mem, PriceUSDHr: price, RAMGiB: 2000}
+}
+
+func TestInterconnectTable(t *testing.T) {
+	rows, err := parseInterconnects(interconnectCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ic := range rows {
+		if !strings.HasPrefix(ic.Source, "https://") {
+			t.Errorf("%s %s: source %q is not a URL", ic.Provider, ic.InstanceType, ic.Source)
+		}
+	}
+	for _, c := range []struct {
+		provider, typ string
+		want          bool
+	}{
+		{"aws", "p5.48xlarge", true}, {"aws", "p4d.24xlarge", true}, {"gcp", "a3-megagpu-8g", true},
+		{"azure", "Standard_ND96isr_H100_v5", true}, {"aws", "g5.48xlarge", false}, {"lambda", "gpu_8x_h100_sxm5", false},
+	} {
+		if _, ok := LookupInterconnect(c.provider, c.typ); ok != c.want {
+			t.Errorf("%s %s: interconnect %v, want %v", c.provider, c.typ, ok, c.want)
+		}
+	}
+	if _, err := parseInterconnects([]byte("provider,instance_type,interconnect,gbps_per_node,source\naws,x,EFA,0,\n")); err == nil {
+		t.Error("a row without bandwidth and source parsed")
+	}
+}
+
+// TestMultiNodeEstimate: N nodes of G GPUs divide the weights by G×N for inference
+// (tensor parallel in a node, pipeline parallel across), and ZeRO-3 divides the training
+// states by G×N.
+func TestMultiNodeEstimate(t *testing.T) {
+	m, _, _ := CatalogModel("llama-3.1-405b")
+	res, err := Estimate(m, Job{GPUs: 8, Nodes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := round3(float64(m.Params()) * 2 / 16 / gib); res.Breakdown.Weights != want {
+		t.Errorf("405B on 2x8 GPUs: weights %v GiB per GPU, want %v (params x 2 B / 16)", res.Breakdown.Weights, want)
+	}
+	if res.Job.Nodes != 2 || res.Job.Shard != "tp" || !strings.Contains(res.Layout, "pipeline parallel 2") {
+		t.Errorf("job %+v layout %q", res.Job, res.Layout)
+	}
+	m70, _, _ := CatalogModel("llama-3.1-70b")
+	tr, err := Estimate(m70, Job{Task: TaskFullFT, GPUs: 8, Nodes: 4, GradCkpt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bf16-mixed under ZeRO-3: fp32 master weights + Adam m and v = 12 B/param over 32 GPUs.
+	if want := round3(12 * float64(m70.Params()) / 32 / gib); tr.Breakdown.Optimizer != want || tr.Job.Shard != "zero3" {
+		t.Errorf("70B full-ft on 4x8 GPUs: optimizer %v GiB (shard %s), want %v (12 B x params / 32)", tr.Breakdown.Optimizer, tr.Job.Shard, want)
+	}
+	for _, j := range []Job{{NodesAuto: true}, {Nodes: 2, Shard: "none"}, {Task: TaskFullFT, Nodes: 2, Shard: "tp"}, {Task: TaskFullFT, Nodes: 2, Shard: "zero3", Offload: "optimizer"}} {
+		if _, err := Estimate(m70, j); pricing.ErrorCode(err) != pricing.Invalid {
+			t.Errorf("%+v: %v, want an input error", j, err)
+		}
+	}
+}
+
+// TestRecommendNodesAuto: Llama-3.1-405B in bf16 needs 756 GiB of weights: more than one
+// 8 x H100 80GB instance (640 GiB) holds, so --nodes auto picks two clustered instances
+// (47 GiB of weights per GPU) and prices them twice; the type without interconnect is
+// never clustered.
+func TestRecommendNodesAuto(t *testing.T) {
+	m, _, _ := CatalogModel("llama-3.1-405b")
+	offers := []pricing.Offer{
+		nodeOffer("aws", "p5.48xlarge", "H100", 8, 80, 55.04),
+		nodeOffer("lambda", "gpu_8x_h100_sxm5", "H100", 8, 80, 31.92),
+	}
+	rec, err := Recommend(RecommendInput{Model: m, Job: Job{NodesAuto: true}, Offers: offers, HeadroomPct: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Offers) != 1 {
+		t.Fatalf("offers %+v, nearest miss %q", rec.Offers, rec.NearestMiss)
+	}
+	f := rec.Offers[0]
+	if f.InstanceType != "p5.48xlarge" || f.Nodes != 2 || math.Abs(f.ClusterPriceUSDHr-110.08) > 1e-9 || !strings.Contains(f.Layout, "tensor parallel 8") || !strings.Contains(f.Interconnect, "EFA") {
+		t.Errorf("plan %+v", f)
+	}
+	// Without --nodes nothing fits, and the nearest miss names the node count.
+	rec, err = Recommend(RecommendInput{Model: m, Job: Job{}, Offers: offers, HeadroomPct: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Offers) != 0 || !strings.Contains(rec.NearestMiss, "`--nodes 2` would fit: 2 × aws r1 p5.48xlarge") {
+		t.Errorf("nearest miss %q", rec.NearestMiss)
+	}
+	// --nodes 2 where no offered type has an interconnect is an input error.
+	_, err = Recommend(RecommendInput{Model: m, Job: Job{Nodes: 2}, Offers: offers[1:], HeadroomPct: -1})
+	if pricing.ErrorCode(err) != pricing.Invalid || !strings.Contains(err.Error(), "gpu_8x_h100_sxm5") {
+		t.Errorf("--nodes 2 on lambda: %v", err)
+	}
+}
+
+// TestRecommendNodesFullFT70B: a 70B full fine-tune (16 B/param of states = 1.05 TiB)
+// fits no single 8-GPU instance here; --nodes auto finds the fewest clustered instances.
+func TestRecommendNodesFullFT70B(t *testing.T) {
+	m, _, _ := CatalogModel("llama-3.1-70b")
+	offers := []pricing.Offer{nodeOffer("azure", "Standard_ND96isr_MI300X_v5", "MI300X", 8, 192, 48)}
+	job := Job{Task: TaskFullFT, NodesAuto: true}
+	rec, err := Recommend(RecommendInput{Model: m, Job: job, Offers: offers, HeadroomPct: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Offers) != 1 || rec.Offers[0].Nodes < 2 || !strings.Contains(rec.Offers[0].Layout, "ZeRO-3") {
+		t.Fatalf("offers %+v, nearest miss %q", rec.Offers, rec.NearestMiss)
+	}
+	n := rec.Offers[0].Nodes
+	// Fewest: one node fewer does not fit.
+	one, err := Estimate(m, Job{Task: TaskFullFT, GPUs: 8, Nodes: n - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 2 && one.DeviceTotalGiB*1.05 <= 192 {
+		t.Errorf("%d nodes chosen but %d fit (%v GiB)", n, n-1, one.DeviceTotalGiB)
+	}
+}
+
+// TestNearestMissNamesNodes: 405B and 671B full fine-tunes fit no single instance; the
+// nearest miss names how many clustered instances would run them (with gradient
+// checkpointing when the activations alone overflow a GPU).
+func TestNearestMissNamesNodes(t *testing.T) {
+	offers := []pricing.Offer{
+		nodeOffer("azure", "Standard_ND96isr_MI300X_v5", "MI300X", 8, 192, 48),
+		nodeOffer("aws", "p6-b300.48xlarge", "B300", 8, 262.5, 142.4),
+	}
+	for _, c := range []struct {
+		model string
+		job   Job
+		want  string
+	}{
+		{"llama-3.1-405b", Job{Task: TaskFullFT}, "--grad-ckpt` would fit"},
+		{"deepseek-v3", Job{Task: TaskFullFT, Quant: QuantNone, GradCkpt: true}, "` would fit"},
+	} {
+		m, _, _ := CatalogModel(c.model)
+		rec, err := Recommend(RecommendInput{Model: m, Job: c.job, Offers: offers, HeadroomPct: -1})
+		if err != nil {
+			t.Fatalf("%s: %v", c.model, err)
+		}
+		if len(rec.Offers) != 0 || !strings.Contains(rec.NearestMiss, "`--nodes ") || !strings.Contains(rec.NearestMiss, c.want) || !strings.Contains(rec.NearestMiss, "ZeRO-3") {
+			t.Errorf("%s: nearest miss %q", c.model, rec.NearestMiss)
+		}
+	}
+}
