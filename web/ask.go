@@ -48,6 +48,7 @@ var askGroups = []fieldGroup{
 		{Name: "batch", Label: "Micro-batch per GPU", Kind: "number", Default: "1"},
 		{Name: "seq-len", Label: "Sequence length", Kind: "number", Default: "2048"},
 		{Name: "gpus", Label: "GPUs", Kind: "number", Default: "each offer's", Help: "pin the GPU count"},
+		{Name: "nodes", Label: "Instances", Kind: "text", Default: "1", Help: "a number, or auto (needs a cluster interconnect)"},
 		{Name: "grad-ckpt", Label: "Gradient checkpointing", Kind: "checkbox"},
 	}},
 	{Legend: "Training details", Fields: []field{
@@ -61,6 +62,16 @@ var askGroups = []fieldGroup{
 		{Name: "params", Label: "Parameter count", Kind: "text", Help: "when no architecture is known (7b)"},
 		{Name: "resolution", Label: "Image resolution", Kind: "text", Help: "image-gen: WxH"},
 		{Name: "images", Label: "Images per batch", Kind: "number", Default: "1"},
+	}},
+	{Legend: "Inference and time", Fields: []field{
+		{Name: "engine", Label: "Inference engine", Kind: "select", Options: fit.Engines, Default: fit.DefaultEngine},
+		{Name: "kv-cache-dtype", Label: "KV cache dtype", Kind: "select", Options: names(fit.KVCacheDtypes), Default: "auto"},
+		{Name: "prompt-tokens", Label: "Prompt tokens", Kind: "number", Step: "any", Help: "per request"},
+		{Name: "output-tokens", Label: "Output tokens", Kind: "number", Step: "any", Help: "per request"},
+		{Name: "requests", Label: "Requests", Kind: "number", Step: "any", Help: "in the whole job"},
+		{Name: "setup", Label: "Setup", Kind: "text", Help: "billed start-up (10m)"},
+		{Name: "deadline", Label: "Deadline", Kind: "text", Help: "finish within (6h)"},
+		{Name: "mfu", Label: "GEMM efficiency", Kind: "number", Step: "any", Help: "0-1; default per GPU generation"},
 	}},
 	{Legend: "Which offers", Fields: []field{
 		{Name: "provider", Label: "Providers", Kind: "text", List: "providers", Help: "comma list"},
@@ -243,6 +254,10 @@ type askPage struct {
 	Bar      []barSegment
 	Ladder   []ladderRow
 	Total    float64 // device_total_gib
+	// Optional columns of the offers table, shown when some offer has the figure (as
+	// the CLI's table does).
+	Multi, WithRate, WithServe, WithCost, WithFront bool
+	Span                                            int // columns of a note row
 }
 
 func (s *server) ask(w http.ResponseWriter, r *http.Request) {
@@ -291,6 +306,7 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 				p.Bar = breakdownBar(rec.Estimate)
 				p.Total = rec.Estimate.DeviceTotalGiB
 			}
+			p.setColumns(rec)
 			for _, st := range rec.Ladder {
 				p.Ladder = append(p.Ladder, ladderRow{st, pageURL("/", applyFlags(params, st.Flags))})
 			}
@@ -298,6 +314,22 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 	}
 	p.Groups = fillGroups(askGroups, params, errParam)
 	s.render(w, r, status, "ask", "Ask", p)
+}
+
+// setColumns picks the offers table's optional columns.
+func (p *askPage) setColumns(rec *fit.Recommendation) {
+	has := func(f func(fit.Fit) bool) bool { return slices.ContainsFunc(rec.Offers, f) }
+	p.Multi = has(func(f fit.Fit) bool { return f.Nodes > 1 })
+	p.WithRate = has(func(f fit.Fit) bool { return f.TokensPerSec != nil })
+	p.WithServe = has(func(f fit.Fit) bool { return f.TTFTSec != nil })
+	p.WithCost = has(func(f fit.Fit) bool { return f.EstCostUSD != nil })
+	p.WithFront = len(rec.Frontier) > 0
+	p.Span = 12
+	for _, on := range []bool{p.Multi, p.Multi, p.WithRate, p.WithServe, p.WithServe, p.WithCost, p.WithCost, p.WithFront} {
+		if on {
+			p.Span++
+		}
+	}
 }
 
 // fillGroups copies the form definition with this request's values; the field named

@@ -56,6 +56,7 @@ func (s *server) funcs() template.FuncMap {
 		"offerHistory": offerHistoryURL,
 		"modelHistory": func(model string) string { return "/history?" + url.Values{"gpu-model": {model}}.Encode() },
 		"inc":          func(i int) int { return i + 1 },
+		"mul":          func(a, b int) int { return a * b },
 		"json": func(v any) (string, error) {
 			b, err := json.Marshal(v)
 			return string(b), err
