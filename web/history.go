@@ -136,16 +136,11 @@ func offerChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 	for _, pt := range pts {
 		places[pt.Region+"\x00"+pt.Zone] = true
 	}
-	type point struct {
-		series string
-		t      int64
-		v      float64
-	}
-	var points []point
+	var points []chartPoint
 	var rows []historyRow
 	for _, pt := range pts {
 		label := seriesLabel(pt, len(places))
-		points = append(points, point{label, pt.ValidFrom.Unix(), pt.PriceUSDHr})
+		points = append(points, chartPoint{label, pt.ValidFrom.Unix(), pt.PriceUSDHr})
 		rows = append(rows, historyRow{label, pt.ValidFrom, pt.ValidTo, pt.PriceUSDHr})
 	}
 	// The end of the chart: now while a price is current, else the last close.
@@ -157,11 +152,7 @@ func offerChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 		}
 		end = max(end, e)
 	}
-	c := buildChart("$/h", len(points), end, func(add func(series string, t int64, v float64)) {
-		for _, p := range points {
-			add(p.series, p.t, p.v)
-		}
-	})
+	c := buildChart("$/h", points, end)
 	extendCurrent(c, pts, len(places))
 	return c, rows
 }
@@ -202,12 +193,7 @@ func modelChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 	}
 	slices.Sort(times)
 	times = slices.Compact(times)
-	type point struct {
-		series string
-		t      int64
-		v      float64
-	}
-	var points []point
+	var points []chartPoint
 	var rows []historyRow
 	for _, purchase := range []pricing.Purchase{pricing.OnDemand, pricing.Spot} {
 		label := string(purchase)
@@ -233,7 +219,7 @@ func modelChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 				open = nil
 			}
 			if best >= 0 {
-				points = append(points, point{label, t, best})
+				points = append(points, chartPoint{label, t, best})
 				open = &historyRow{Series: label, ValidFrom: at, Price: best}
 			}
 			prev = best
@@ -243,11 +229,7 @@ func modelChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b historyRow) int { return a.ValidFrom.Compare(b.ValidFrom) })
-	c := buildChart("$/GPU-h", len(points), now.Unix(), func(add func(series string, t int64, v float64)) {
-		for _, p := range points {
-			add(p.series, p.t, p.v)
-		}
-	})
+	c := buildChart("$/GPU-h", points, now.Unix())
 	// Extend each series' final cheapest price, while still offered, to now.
 	if n := len(c.X); n > 0 {
 		for i := range c.Series {
@@ -271,39 +253,38 @@ func rowsOf(rows []historyRow, series string) []historyRow {
 	return out
 }
 
-// buildChart collects points into shared x values; end (when later than every point)
-// is appended as the last x with no values, for extendCurrent to fill.
-func buildChart(unit string, changes int, end int64, each func(add func(series string, t int64, v float64))) *chart {
-	c := &chart{Unit: unit, Changes: changes}
+// chartPoint is a price change: series, unix seconds, price.
+type chartPoint struct {
+	series string
+	t      int64
+	v      float64
+}
+
+// buildChart puts points on shared x values, one series per label in name order
+// (on-demand before spot); end, when later than every point, is appended as the last
+// x with no values, for the callers to carry current prices to.
+func buildChart(unit string, points []chartPoint, end int64) *chart {
+	c := &chart{Unit: unit, Changes: len(points)}
 	var labels []string
-	xs := map[int64]bool{}
-	each(func(series string, t int64, v float64) {
-		if !slices.Contains(labels, series) {
-			labels = append(labels, series)
+	for _, p := range points {
+		if !slices.Contains(labels, p.series) {
+			labels = append(labels, p.series)
 		}
-		xs[t] = true
-	})
-	for t := range xs {
-		c.X = append(c.X, t)
+		c.X = append(c.X, p.t)
 	}
 	slices.Sort(c.X)
+	c.X = slices.Compact(c.X)
 	if len(c.X) > 0 && end > c.X[len(c.X)-1] {
 		c.X = append(c.X, end)
 	}
-	slices.SortStableFunc(labels, func(a, b string) int {
-		// on-demand before spot within a place
-		return strings.Compare(a, b)
-	})
-	idx := map[int64]int{}
-	for i, t := range c.X {
-		idx[t] = i
-	}
+	slices.Sort(labels)
 	for _, l := range labels {
 		c.Series = append(c.Series, chartSeries{Label: l, Values: make([]*float64, len(c.X))})
 	}
-	each(func(series string, t int64, v float64) {
-		i := slices.Index(labels, series)
-		c.Series[i].Values[idx[t]] = &v
-	})
+	for _, p := range points {
+		v := p.v
+		i, _ := slices.BinarySearch(c.X, p.t)
+		c.Series[slices.Index(labels, p.series)].Values[i] = &v
+	}
 	return c
 }
