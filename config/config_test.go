@@ -140,3 +140,35 @@ func TestSectionsComeFromTheRegistry(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleWorksAsIs: a user who copies config.example.toml gets a refresh and a
+// daemon that work: some provider is enabled, and every enabled one has what it needs
+// without a secret (no api_key_env; static with files).
+func TestExampleWorksAsIs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "config.example.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Providers map[string]map[string]any `toml:"providers"`
+	}
+	if err := toml.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var enabled []string
+	for name, sec := range raw.Providers {
+		if on, _ := sec["enabled"].(bool); !on {
+			continue
+		}
+		enabled = append(enabled, name)
+		if env, _ := sec["api_key_env"].(string); env != "" {
+			t.Errorf("[providers.%s] is enabled in the example but needs the secret %s", name, env)
+		}
+		if files, ok := sec["files"].([]any); ok && len(files) == 0 {
+			t.Errorf("[providers.%s] is enabled in the example with no files: refresh would fail", name)
+		}
+	}
+	if len(enabled) == 0 {
+		t.Error("the example enables no provider: `picker refresh` with it fails")
+	}
+}

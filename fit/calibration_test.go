@@ -18,6 +18,7 @@ var calibrationColumns = map[string]string{
 	"optimizer": "optimizer", "batch": "batch", "seq_len": "seq-len", "grad_ckpt": "grad-ckpt",
 	"attention": "attention", "lora_r": "lora-r", "lora_targets": "lora-targets", "gpus": "gpus",
 	"shard": "shard", "offload": "offload", "resolution": "resolution", "images": "images",
+	"framework": "framework", "lora_dropout": "lora-dropout",
 }
 
 type calCase struct {
@@ -77,7 +78,7 @@ func loadCases(t *testing.T, path string) []calCase {
 // fits: estimate <= measured.
 func judge(compare string, measured, est, tol float64) bool {
 	switch compare {
-	case "allocated", "device":
+	case "allocated", "reserved", "device":
 		return math.Abs(est/measured-1) <= tol+1e-12
 	case "exceeds":
 		return est > measured
@@ -89,6 +90,13 @@ func judge(compare string, measured, est, tol float64) bool {
 
 // runCalibration scores every case of a cases CSV the way score.py scores the built CLI.
 func runCalibration(t *testing.T, path string) (pass, n int) {
+	pass, _, n = runCalibrationTol(t, path)
+	return pass, n
+}
+
+// runCalibrationTol is runCalibration that also counts the cases within ±10 %
+// (exceeds/fits cases count as passing both when they pass).
+func runCalibrationTol(t *testing.T, path string) (pass, pass10, n int) {
 	cases := loadCases(t, path)
 	type tally struct{ pass, n int }
 	byCompare, byTask := map[string]*tally{}, map[string]*tally{}
@@ -110,11 +118,17 @@ func runCalibration(t *testing.T, path string) (pass, n int) {
 			msg = err.Error()
 		} else {
 			est = res.DeviceTotalGiB
-			if c.compare == "allocated" {
+			switch c.compare {
+			case "allocated":
 				est = res.PeakAllocatedGiB
+			case "reserved":
+				est = res.PeakReservedGiB
 			}
 			ok = judge(c.compare, c.measured, est, 0.15)
-			if c.compare == "allocated" || c.compare == "device" {
+			if judge(c.compare, c.measured, est, 0.10) {
+				pass10++
+			}
+			if c.compare == "allocated" || c.compare == "reserved" || c.compare == "device" {
 				errs = append(errs, math.Abs(est/c.measured-1))
 			}
 		}
@@ -161,19 +175,32 @@ func runCalibration(t *testing.T, path string) (pass, n int) {
 	t.Logf("%s: pass %d/%d (%.1f%%) within ±15%%; median abs err %.1f%%", path, pass, n, 100*float64(pass)/float64(n), 100*med)
 	t.Logf("by compare: %s", summary(byCompare))
 	t.Logf("by task:    %s", summary(byTask))
-	return pass, n
+	t.Logf("within ±10%%: %d/%d", pass10, n)
+	return pass, pass10, n
 }
 
 // TestCalibration holds the estimator to the measured cases copied from
-// shared/calibration/vram_cases.csv: at least 80 % within ±15 %.
+// shared/calibration/vram_cases.csv together with our own H200 measurements
+// (testdata/measured_gpu.csv, peak allocated), each run with the framework its source used
+// (the cases' framework column): at least 85 % within ±15 % and 70 % within ±10 %
+// (issue 12), and the public cases alone at least 75 % within ±15 %.
 func TestCalibration(t *testing.T) {
-	pass, n := runCalibration(t, "testdata/vram_cases.csv")
-	if n == 0 {
+	pub, pub10, n1 := runCalibrationTol(t, "testdata/vram_cases.csv")
+	own, own10, n2 := runCalibrationTol(t, "testdata/measured_gpu.csv")
+	if n1 == 0 || n2 == 0 {
 		t.Fatal("no cases")
 	}
-	if frac := float64(pass) / float64(n); frac < 0.80 {
-		t.Errorf("calibration: %d/%d = %.1f%% of cases within ±15%%, want >= 80%%", pass, n, 100*frac)
+	n := n1 + n2
+	if frac := float64(pub+own) / float64(n); frac < 0.85 {
+		t.Errorf("calibration: %d/%d = %.1f%% of cases within ±15%%, want >= 85%%", pub+own, n, 100*frac)
 	}
+	if frac := float64(pub10+own10) / float64(n); frac < 0.70 {
+		t.Errorf("calibration: %d/%d = %.1f%% of cases within ±10%%, want >= 70%%", pub10+own10, n, 100*frac)
+	}
+	if frac := float64(pub) / float64(n1); frac < 0.75 {
+		t.Errorf("calibration: public cases %d/%d = %.1f%% within ±15%%, want >= 75%%", pub, n1, 100*frac)
+	}
+	t.Logf("together: %d/%d within ±15%%, %d/%d within ±10%%", pub+own, n, pub10+own10, n)
 }
 
 // TestCalibrationRecentModels scores the published figures for the MoE, MLA,

@@ -68,13 +68,21 @@ type Result struct {
 	// PeakAllocatedGiB is what torch.cuda.max_memory_allocated() would report per GPU: the
 	// largest simultaneous sum of live tensors.
 	PeakAllocatedGiB float64 `json:"peak_allocated_gib"`
+	// PeakReservedGiB is what torch.cuda.max_memory_reserved() would report: peak allocated
+	// plus the caching allocator's reserved-but-free slack (AllocatorOverheadGiB; the model
+	// is allocStaticFrac/allocDynamicFrac, after the PyTorch CUDA semantics notes on block
+	// rounding and segment splitting). It excludes the CUDA context.
+	PeakReservedGiB float64 `json:"peak_reserved_gib"`
 	// DeviceTotalGiB is what the GPU must physically hold (nvidia-smi's view): peak
-	// allocated plus CUDA context plus allocator cache. Compare it with an offer's VRAM.
+	// reserved plus the CUDA context. Compare it with an offer's VRAM.
 	DeviceTotalGiB float64 `json:"device_total_gib"`
 	// CPURAMGiB is host memory the job needs: offloaded states and checkpoint loading.
-	CPURAMGiB            float64 `json:"cpu_ram_gib"`
-	CUDAContextGiB       float64 `json:"cuda_context_gib"`
-	AllocatorOverheadGiB float64 `json:"allocator_overhead_gib"`
+	CPURAMGiB float64 `json:"cpu_ram_gib"`
+	// Warnings say where the job runs but probably not as meant (a sequence beyond the
+	// model's positions, ZeRO on one GPU); Assumptions say how it was modelled.
+	Warnings             []string `json:"warnings,omitempty"`
+	CUDAContextGiB       float64  `json:"cuda_context_gib"`
+	AllocatorOverheadGiB float64  `json:"allocator_overhead_gib"`
 	// Layout says how a multi-node job (--nodes > 1) is split; empty for one instance.
 	Layout      string   `json:"layout,omitempty"`
 	Assumptions []string `json:"assumptions"`
@@ -113,6 +121,15 @@ type resolved struct {
 	// loraDropout: bytes per token, whole model, that LoRA dropout keeps (see layerBytes).
 	loraDropout float64
 	kvB         float64 // bytes per KV-cache element (fp8.go)
+	// Framework switches (framework.go): adapters (and their gradients and optimizer
+	// states) in fp32 over a 16-bit base; chunked LM head/loss; a fused optimizer step; the
+	// optimizer applied during backward (no full set of gradients).
+	adapterFP32, chunkedLoss, fusedOptim, optimInBwd bool
+	// gradAccum: the framework's recipes accumulate gradients over micro-batches, so
+	// gradients live through the next forward pass (see trainGrads).
+	gradAccum bool
+	// warns are Result.Warnings: the job runs, but probably not as the user meant.
+	warns []string
 }
 
 // invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
@@ -130,8 +147,8 @@ func (r *resolved) note(format string, args ...any) {
 func resolve(m *Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
 	for _, step := range []func(*Model, *resolved) error{
-		resolveTask, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism,
-		resolveGradCkpt, resolveLength, resolveLoRA,
+		resolveTask, resolveApplicable, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism,
+		resolveGradCkpt, resolveLength, resolveLoRA, resolveTechniques,
 	} {
 		if err := step(m, r); err != nil {
 			return nil, err
@@ -283,7 +300,11 @@ func resolveParallelism(m *Model, r *resolved) error {
 		return invalid("shard", "--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
 	case diffusion && r.Shard == "tp" && r.GPUs > 1:
 		return invalid("shard", "--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
-	case !training && r.Offload.Enabled():
+	case r.Offload == OffloadModel && !diffusion:
+		return invalid("offload", "--offload model: model CPU offload is modelled for image pipelines (diffusers enable_model_cpu_offload); %s is a language model", m.Name)
+	case diffusion && r.Offload.Enabled() && r.Offload != OffloadModel:
+		return invalid("offload", "--offload %s: image pipelines take --offload model (diffusers enable_model_cpu_offload)", r.Offload)
+	case !training && r.Offload.Enabled() && !diffusion:
 		return invalid("offload", "--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
 	case r.Offload == "optimizer" && !r.Shard.Sharded():
 		return invalid("offload", "--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
@@ -292,6 +313,11 @@ func resolveParallelism(m *Model, r *resolved) error {
 	}
 	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
 		r.note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
+	}
+	if r.Shard == "tp" && r.GPUs > 1 && !m.tpValid(r.GPUs) {
+		// vLLM (and TGI) require the tensor-parallel degree to divide the attention heads.
+		return invalid("gpus", "--gpus %d with tensor parallelism: %s has %d attention heads, which %d does not divide; valid degrees up to %d: %s",
+			r.GPUs, m.Name, m.dec.heads, r.GPUs, max(r.GPUs, 8), joinInts(m.TPDegrees(max(r.GPUs, 8))))
 	}
 	return nil
 }
@@ -320,7 +346,7 @@ func resolveLength(m *Model, r *resolved) error {
 			r.SeqLen = int(m.maxPos)
 		}
 	case m.maxPos > 0 && int64(r.SeqLen) > m.maxPos:
-		r.note("seq-len %d exceeds the model's max_position_embeddings %d (needs RoPE scaling or fails for learned positions)", r.SeqLen, m.maxPos)
+		r.warn("--seq-len %d is beyond %s's %d positions (max_position_embeddings): it needs RoPE scaling, and fails for learned positions", r.SeqLen, m.Name, m.maxPos)
 	}
 	return nil
 }
@@ -345,7 +371,9 @@ func resolveLoRA(m *Model, r *resolved) error {
 	r.targets = t
 	r.LoRATargets = append([]string{}, t...)
 	r.trainable = m.loraParams(t, int64(r.LoRARank))
-	r.loraDropout = m.loraDropoutPerToken(t, r.b)
+	if r.LoRADropout != nil && *r.LoRADropout > 0 {
+		r.loraDropout = m.loraDropoutPerToken(t, r.b)
+	}
 	if r.trainable == 0 {
 		return invalid("lora-targets", "--lora-targets %s: no linear layer of %s matches", strings.Join(spec, ","), m.Name)
 	}
@@ -433,7 +461,7 @@ func Estimate(m *Model, job Job) (*Result, error) {
 	var bd Breakdown
 	var cpu float64
 	if m.Kind == KindDiffusion {
-		bd = estimateImage(m, r)
+		bd, cpu = estimateImage(m, r)
 	} else if r.IsTraining() {
 		bd, cpu = estimateTraining(m, r)
 	} else {
@@ -451,12 +479,14 @@ func Estimate(m *Model, job Job) (*Result, error) {
 			Activations: round3(bd.Activations / gib), KVCache: round3(bd.KVCache / gib), Workspace: round3(bd.Workspace / gib),
 		},
 		PeakAllocatedGiB:     round3(peak / gib),
+		PeakReservedGiB:      round3((peak + alloc) / gib),
 		CUDAContextGiB:       CUDAContextGiB,
 		AllocatorOverheadGiB: round3(alloc / gib),
 		DeviceTotalGiB:       round3(peak/gib + CUDAContextGiB + alloc/gib),
 		CPURAMGiB:            round3(cpu / gib),
 		Layout:               r.layout(),
 	}
+	res.Warnings = r.warns
 	res.Assumptions = append(append(append([]string{}, m.Notes...), r.notes...), standardNotes(m, r)...)
 	return res, nil
 }
@@ -477,11 +507,18 @@ func standardNotes(m *Model, r *resolved) []string {
 			add("mixed precision with PyTorch AMP: fp32 weights + a %s autocast copy, fp32 gradients, fp32 optimizer states", strings.TrimSuffix(string(r.Precision), "-mixed"))
 		case r.mixed:
 			add("mixed precision as in the ZeRO paper: 16-bit weights and gradients, fp32 master weights with the optimizer states (2+2+12 bytes/param for AdamW)")
+		case r.Precision != "fp32" && r.adapterFP32 && r.Task != TaskFullFT:
+			add("frozen base weights in %s: %.0f bytes/param; adapters, their gradients and optimizer states in fp32 (PEFT autocast_adapter_dtype=True)", r.Precision, r.store)
 		case r.Precision != "fp32":
 			add("true %s training: weights, gradients and optimizer states in %s", r.Precision, r.Precision)
 		}
 		if r.Task != TaskFullFT {
-			add("LoRA r=%d on %s: %d trainable parameters; the frozen base keeps no gradients or optimizer states; lora_dropout > 0 (PEFT recipes use 0.05-0.1) keeps a dropped-out copy of each adapted layer's input", r.LoRARank, strings.Join(r.targets, ","), r.trainable)
+			add("LoRA r=%d on %s: %d trainable parameters; the frozen base keeps no gradients or optimizer states", r.LoRARank, strings.Join(r.targets, ","), r.trainable)
+			if r.LoRADropout != nil && *r.LoRADropout > 0 {
+				add("lora_dropout %.2g keeps a dropped-out copy of each adapted layer's input and a 1-byte mask", *r.LoRADropout)
+			} else {
+				add("lora_dropout 0: no dropout copies (PEFT recipes often set 0.05-0.1: --lora-dropout)")
+			}
 			if r.mixed {
 				base := "fp32 (autocast casts frozen weights on the fly; use --precision bf16 for a base loaded in bf16)"
 				if r.quantB > 0 {
@@ -511,6 +548,7 @@ func standardNotes(m *Model, r *resolved) []string {
 		}
 		add("peak includes the largest checkpoint tensor copied while the weights load")
 	}
+	out = append(out, techniqueNotes(m, r)...)
 	if m.attnSoftcap && r.Attention != "eager" {
 		add("%s uses attention logit soft-capping, which fused SDPA/flash kernels do not apply: the attention scores are materialised as in eager mode", m.Architecture)
 	}
@@ -536,7 +574,7 @@ func (m *Model) weightBytes(r *resolved) float64 {
 	if m.ckpt != nil && r.Quant.Quantized() {
 		return m.ckpt.weightBytes(m, r.store)
 	}
-	nonLinear := float64(m.embedParams + m.headParams + m.otherParams)
+	nonLinear := float64(m.embedParams+m.otherParams) + m.frameworkHead(r)
 	if r.quantB == 0 {
 		return (nonLinear + float64(m.linearParams)) * r.store
 	}
@@ -547,6 +585,21 @@ func (m *Model) weightBytes(r *resolved) float64 {
 		}
 	}
 	return nonLinear*r.store + q
+}
+
+// dequantTransient is the 16-bit copy of one quantized weight that bitsandbytes' 4-bit
+// matmul makes on every call with more than one token (MatMul4Bit: F.linear(A,
+// dequantize_4bit(B).to(A.dtype).t()), forward and backward): the largest quantized weight
+// sets it.
+func (m *Model) dequantTransient(r *resolved) float64 {
+	if r.Quant != "nf4" && r.Quant != "fp4" {
+		return 0
+	}
+	var largest float64
+	for _, mod := range m.modules {
+		largest = math.Max(largest, float64(mod.in*mod.out))
+	}
+	return largest * r.b
 }
 
 // needsInput reports whether a layer's linear modules keep their input for the backward
@@ -581,6 +634,11 @@ func (r *resolved) layerBytes(m *Model, s *stack, tokens, seq, kvSeq float64) fl
 		default:
 			perTok += float64(e.elems) * r.b
 		}
+	}
+	if m.pyGELU > 0 && r.Framework == FrameworkHF && s == &m.dec {
+		// transformers' NewGELUActivation, 0.5*x*(1+tanh(c*(x+0.044715*x^3))), keeps tanh's
+		// output, 0.5*x and (1+tanh) beside its input (see actEntry in model.go).
+		perTok += 3 * float64(m.pyGELU) * r.b
 	}
 	eager := r.Attention == "eager" || m.attnSoftcap
 	// The attention kernel keeps q, k, v and its output. Hugging Face repeats grouped K/V
@@ -634,13 +692,17 @@ type trainMem struct {
 func estimateTraining(m *Model, r *resolved) (Breakdown, float64) {
 	var t trainMem
 	t.trainWeights(m, r)
-	t.trainGrads(r)
+	t.trainGrads(m, r)
 	t.optimizerStates(m, r)
 	t.shard(m, r)
 	t.offload(m, r)
 	t.activations(m, r)
-	return Breakdown{Weights: t.weights + t.adapters + t.gathered + r.fp8WeightCache(m), Gradients: t.grads, Optimizer: t.opt,
-		Activations: t.act, Workspace: t.ws}, t.cpu
+	bd := Breakdown{Weights: t.weights + t.adapters + t.gathered + r.fp8WeightCache(m), Gradients: t.grads, Optimizer: t.opt,
+		Activations: t.act, Workspace: t.ws}
+	if !r.gradAccum {
+		bd = t.peakWithoutAccumulation(bd) // framework.go
+	}
+	return bd, t.cpu
 }
 
 // amp reports plain PyTorch AMP: mixed precision without ZeRO/FSDP, which keeps fp32
@@ -673,7 +735,7 @@ func (t *trainMem) trainWeights(m *Model, r *resolved) {
 	}
 	if !full {
 		ab := r.b
-		if r.mixed {
+		if r.mixed || r.adapterFP32 {
 			ab = 4
 		}
 		t.adapters = T * ab
@@ -690,12 +752,17 @@ func (t *trainMem) trainWeights(m *Model, r *resolved) {
 // lower, since the gradients replace the activations during the backward pass (H200,
 // measured_gpu.csv ft-tl-bf16true-b4-s512, same job without accumulation: 10.76 GiB):
 // the estimate keeps the accumulation case, which errs on the side of fitting.
-func (t *trainMem) trainGrads(r *resolved) {
+func (t *trainMem) trainGrads(m *Model, r *resolved) {
 	gradB := r.b
-	if r.amp() || (r.Task != TaskFullFT && r.mixed) {
+	if r.amp() || (r.Task != TaskFullFT && (r.mixed || r.adapterFP32)) {
 		gradB = 4
 	}
 	t.grads = float64(r.trainable) * gradB
+	if r.optimInBwd {
+		// torchtune optimizer_in_bwd: a hook steps and frees each parameter's gradient as
+		// soon as it is computed, so at most the largest tensor's gradient is live.
+		t.grads = math.Min(t.grads, float64(m.largestTensor)*gradB)
+	}
 }
 
 // optimizerStates: the optimizer's states (+ fp32 master weights under ZeRO-style mixed
@@ -704,13 +771,13 @@ func (t *trainMem) optimizerStates(m *Model, r *resolved) {
 	T := float64(r.trainable)
 	full := r.Task == TaskFullFT
 	stateB := 4.0
-	if !r.mixed && r.b == 2 {
+	if !r.mixed && r.b == 2 && (full || !r.adapterFP32) {
 		stateB = 2 // true bf16/fp16 training keeps the states in that dtype
 	}
 	switch r.Optimizer {
 	case "adamw":
-		t.opt = 2 * stateB * T  // m and v
-		t.stepTemp = stateB * T // foreach AdamW materialises sqrt(v) for all params at once
+		t.opt = 2 * stateB * T                   // m and v
+		t.stepTemp = stepTempBytes(m, r, stateB) // foreach AdamW materialises sqrt(v) for all params at once
 	case "adamw-8bit", "paged-adamw-8bit":
 		t.opt = 2 * T // 8-bit blockwise m and v (Dettmers et al. 2021)
 	case "adafactor":
@@ -730,13 +797,21 @@ func (t *trainMem) optimizerStates(m *Model, r *resolved) {
 // gatherCap is what ZeRO-3/FSDP keep gathered: the layer being computed and the one
 // prefetched, or DeepSpeed's stage3_max_live_parameters when larger.
 func gatherCap(m *Model, r *resolved) float64 {
-	layerBytes := float64(m.dec.layerParams) * r.store
+	// FSDP MixedPrecision(param_dtype=bf16) all-gathers the unsharded parameters in the
+	// compute dtype (torch.distributed.fsdp.MixedPrecision docs: full precision only
+	// outside forward/backward, in the shards); DeepSpeed's bf16/fp16 modes hold the
+	// parameters in 16 bits.
+	gatherB := r.store
+	if r.mixed {
+		gatherB = r.b
+	}
+	layerBytes := float64(m.dec.layerParams) * gatherB
 	if r.quantB > 0 {
 		layerBytes = float64(m.dec.layerParams) * r.quantB
 	}
 	capB := 2 * layerBytes
 	if r.Shard == "zero3" {
-		capB = math.Max(capB, zero3MaxLiveParams*r.store)
+		capB = math.Max(capB, zero3MaxLiveParams*gatherB)
 	}
 	return capB
 }
@@ -802,14 +877,33 @@ func (t *trainMem) activations(m *Model, r *resolved) {
 		if m.logitSoftcap {
 			perTok += 2 * 4 // tanh soft-capping keeps its fp32 input and output
 		}
-		t.ws = tokens * float64(m.vocab) * perTok
+		if m.Kind == KindParams {
+			perTok = genericLossBytes(r.b) // no known implementation: the published count
+		}
+		if r.chunkedLoss {
+			// Chunked head and loss keep every chunk's logits (compute dtype) and the
+			// log-softmax cross-entropy saves for backward: LitGPT's chunked_cross_entropy
+			// runs on the bf16 chunks, torchtune's CEWithChunkedOutputLoss upcasts each chunk
+			// to fp32 first. No fp32 copy of the whole logits exists, but autograd runs every
+			// chunk's loss backward (later sequence numbers first) before any chunk's head
+			// backward, so all the logits' gradients (compute dtype) are live at once.
+			perTok = r.b + r.b + r.b
+			if r.Framework == FrameworkTorchtune {
+				perTok = r.b + 4 + r.b
+			}
+		}
+		t.ws = lossTokens(m, r, tokens) * float64(m.vocab) * perTok
+		if r.Loss == "fused-linear" {
+			t.ws += tokens * float64(m.hidden) * r.b // the input gradient the chunks accumulate into
+		}
 	}
+	t.ws += m.dequantTransient(r)
 	if r.GPUs > 1 && !r.Shard.Sharded() {
 		t.ws += t.grads // DDP gradient buckets
 	}
 	// The optimizer step runs after the activations (and the autocast cache) are freed: it
 	// only raises the peak when its temporaries exceed them.
-	if extra := t.stepTemp - t.act - t.ws - t.autocastCache; extra > 0 {
+	if extra := t.stepTemp - t.act - t.ws - t.autocastCache; extra > 0 && r.gradAccum {
 		t.ws += extra
 	}
 }
@@ -868,6 +962,9 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	}
 	attnW := float64(s.hidden + 2*s.qDim + 2*s.qDim)
 	mlpW := float64(s.hidden) + 3*inter
+	if s.plainMLP {
+		mlpW = float64(s.hidden) + 2*inter // the up projection's output and the activation's
+	}
 	ws := tokens * math.Max(attnW, mlpW) * r.b
 	if r.Attention == "eager" || m.attnSoftcap {
 		per := 2 * r.b
@@ -885,6 +982,9 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	// Logits of the last position only (generate() slices before the LM head), upcast to fp32.
 	if m.Kind != KindEncoder {
 		ws += B * float64(m.vocab) * (r.b + 4)
+	}
+	if tokens > 1 {
+		ws += m.dequantTransient(r) // the prefill's 4-bit matmuls dequantize (decode uses gemv_4bit)
 	}
 	if tp {
 		weights /= g
@@ -910,21 +1010,22 @@ func estimateInference(m *Model, r *resolved) Breakdown {
 	return bd
 }
 
-func estimateImage(m *Model, r *resolved) Breakdown {
+func estimateImage(m *Model, r *resolved) (Breakdown, float64) {
 	var bd Breakdown
 	p := m.pipe
-	var weights, vaeParams float64
+	var weights, vaeParams, largest float64
 	for _, c := range p.Components {
 		n := float64(c.Params)
 		if c.Role == "vae" {
 			vaeParams = n
 		}
+		w := n * r.store
 		if r.quantB > 0 && c.Quantize {
 			lf := c.LinearFraction
-			weights += n*lf*r.quantB + n*(1-lf)*r.store
-		} else {
-			weights += n * r.store
+			w = n*lf*r.quantB + n*(1-lf)*r.store
 		}
+		weights += w
+		largest = math.Max(largest, w)
 	}
 	W, H := float64(r.Resolution.Width), float64(r.Resolution.Height)
 	imgs := float64(r.Images)
@@ -972,8 +1073,24 @@ func estimateImage(m *Model, r *resolved) Breakdown {
 		vb = 4
 		vaeExtra = vaeParams * 2 // the VAE is converted to fp32 for decoding
 	}
-	vae := imgs*W*H*float64(p.VAE.DecodeChannels)*vb*3.5 + vaeExtra
+	vImgs, vW, vH := vaeDecodeSize(m, r, imgs, W, H)
+	vae := vImgs*vW*vH*float64(p.VAE.DecodeChannels)*vb*3.5 + vaeExtra
 	bd.Weights = weights
 	bd.Activations = math.Max(den, vae)
-	return bd
+	var cpu float64
+	if r.Offload == OffloadModel {
+		// diffusers enable_model_cpu_offload keeps every component in host memory and moves
+		// one whole component (text encoder, denoiser or VAE) to the GPU when it runs; the
+		// GPU holds the largest one plus the activations of whichever phase peaks.
+		bd.Weights, cpu = largest, weights
+	}
+	return bd, cpu
+}
+
+func joinInts(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, ", ")
 }

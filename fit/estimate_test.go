@@ -89,12 +89,13 @@ func TestResultJSON(t *testing.T) {
 	}
 	jobJ := got["job"].(map[string]any)
 	for _, k := range []string{"task", "precision", "quant", "double_quant", "optimizer", "batch", "seq_len", "grad_ckpt", "attention",
-		"lora_r", "lora_targets", "gpus", "shard", "offload", "resolution", "images"} {
+		"lora_r", "lora_targets", "gpus", "shard", "offload", "resolution", "images", "framework", "lora_dropout"} {
 		if _, ok := jobJ[k]; !ok {
 			t.Errorf("job lacks %q", k)
 		}
 	}
-	if jobJ["task"] != "lora" || jobJ["precision"] != "bf16-mixed" || jobJ["seq_len"] != float64(2048) || jobJ["lora_r"] != float64(8) || jobJ["batch"] != float64(4) {
+	// hf LoRA: the base loads in bf16 (framework.go), PEFT's lora_dropout 0.
+	if jobJ["task"] != "lora" || jobJ["precision"] != "bf16" || jobJ["framework"] != "hf" || jobJ["lora_dropout"] != float64(0) || jobJ["seq_len"] != float64(2048) || jobJ["lora_r"] != float64(8) || jobJ["batch"] != float64(4) {
 		t.Errorf("job defaults not resolved: %v", jobJ)
 	}
 	if got["trainable_params"] != float64(4194304) {

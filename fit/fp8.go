@@ -82,6 +82,9 @@ type Exclusion struct {
 	GPUModel string `json:"gpu_model"`
 	Offers   int    `json:"offers"`
 	Reason   string `json:"reason"`
+	// Code is the reason's kind, for counting: ExclNoFP8 here, the stack's codes in
+	// stack.go (no-pytorch, no-bitsandbytes, no-bf16, vendor).
+	Code string `json:"code,omitempty"`
 }
 
 // fp8Exclusions lists, per GPU model, the offers an fp8 job cannot use.
@@ -105,7 +108,7 @@ func fp8Exclusions(in *RecommendInput, caps []*gpuCaps) []Exclusion {
 			}
 			k = len(out)
 			at[name] = k
-			out = append(out, Exclusion{GPUModel: name, Reason: reason})
+			out = append(out, Exclusion{GPUModel: name, Reason: reason, Code: ExclNoFP8})
 		}
 		out[k].Offers++
 	}

@@ -22,8 +22,13 @@ type (
 	Attention string // --attention
 	Shard     string // --shard
 	Offload   string // --offload
+	// OptimizerStep is how torch.optim runs the step (--optimizer-step).
+	OptimizerStep string
+	// Loss is how the language-model loss is computed (--loss).
+	Loss string
 	// KVCacheDtype is --kv-cache-dtype (fp8.go).
 	KVCacheDtype string
+	Framework    string // --framework
 )
 
 // Task values (CONTRACT --task).
@@ -50,10 +55,21 @@ var (
 	Optimizers = []Optimizer{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum"}
 	Attentions = []Attention{"eager", "sdpa", "flash"}
 	Shards     = []Shard{ShardNone, "zero1", "zero2", "zero3", "fsdp", "tp"}
-	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params"}
+	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params", OffloadModel}
+	// OptimizerSteps: torch.optim's implementations (foreach is its CUDA default).
+	OptimizerSteps = []OptimizerStep{"foreach", "fused", "for-loop"}
+	// Losses: the full-vocabulary cross-entropy; LitGPT/torchtune's chunked head and loss
+	// (no fp32 copy of the logits); Liger's fused linear cross-entropy (one chunk's logits
+	// at a time).
+	Losses = []Loss{"standard", "chunked", "fused-linear"}
 	// KVCacheDtypes are vLLM's --kv-cache-dtype names: auto = the compute dtype (fp8.go).
 	KVCacheDtypes = []KVCacheDtype{"auto", "fp8"}
+	Frameworks    = []Framework{FrameworkHF, FrameworkLitGPT, FrameworkTorchtune}
 )
+
+// OffloadModel is diffusers' enable_model_cpu_offload: an image pipeline's components
+// wait in host memory and move to the GPU one at a time.
+const OffloadModel Offload = "model"
 
 // Mixed reports whether the precision is automatic mixed precision (fp16-mixed, bf16-mixed).
 func (p Precision) Mixed() bool { return strings.HasSuffix(string(p), "-mixed") }
@@ -101,6 +117,24 @@ type Job struct {
 	// then per node. NodesAuto (--nodes auto) asks the recommender for the fewest that fit.
 	Nodes     int  `json:"nodes"`
 	NodesAuto bool `json:"-"`
+	// Framework is the training/inference stack whose defaults fill what the job leaves
+	// unset (framework.go); "" = hf.
+	Framework Framework `json:"framework"`
+	// LoRADropout is LoraConfig.lora_dropout; nil = the framework's default. Resolved: set.
+	LoRADropout *float64 `json:"lora_dropout,omitempty"`
+
+	// gradCkptSet and doubleQuantSet record that the switch was given (true or false), so a
+	// framework default (QLoRA's checkpointing, torchtune's NF4 scalers) does not override
+	// an explicit false.
+	gradCkptSet, doubleQuantSet bool
+	// OptimizerStep: OptimizerSteps; "" = the framework's (fused for torchtune's AdamW
+	// recipes, else foreach, torch.optim's default on CUDA).
+	OptimizerStep OptimizerStep `json:"optimizer_step"`
+	// Loss: Losses; "" = the framework's (chunked for litgpt and torchtune, else standard).
+	Loss Loss `json:"loss"`
+	// VAETiling decodes one image at a time in tiles (diffusers enable_vae_slicing and
+	// enable_vae_tiling).
+	VAETiling bool `json:"vae_tiling"`
 }
 
 // Resolution is an image size in pixels; the zero value means the pipeline's default.
@@ -150,7 +184,7 @@ func (j Job) WithFP16() Job {
 		j.Precision = "fp16-mixed"
 	case "":
 		j.Precision = "fp16"
-		if j.IsTraining() {
+		if j.IsTraining() && !(j.Task == TaskLoRA && j.Framework.orHF() == FrameworkHF) {
 			j.Precision = "fp16-mixed"
 		}
 	}
@@ -183,15 +217,23 @@ var JobParams = []JobParam{
 	{"quant", "weight quantization: none, int8, nf4, fp4, int4 or fp8 (qlora implies nf4; a pre-quantized checkpoint implies its own)", "none", false,
 		func(j *Job, v string) (err error) { j.Quant, err = parseEnum("quant", v, Quants); return }},
 	{"double-quant", "bitsandbytes double quantization of the 4-bit constants", "false", true,
-		func(j *Job, v string) (err error) { j.DoubleQuant, err = boolFlag("double-quant", v); return }},
+		func(j *Job, v string) (err error) {
+			j.DoubleQuant, err = boolFlag("double-quant", v)
+			j.doubleQuantSet = err == nil
+			return
+		}},
 	{"optimizer", "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd or sgd-momentum", "adamw", false,
 		func(j *Job, v string) (err error) { j.Optimizer, err = parseEnum("optimizer", v, Optimizers); return }},
 	{"batch", "micro-batch per GPU", "1", false,
 		func(j *Job, v string) (err error) { j.Batch, err = intFlag("batch", v, 1); return }},
 	{"seq-len", "tokens per sample; inference: prompt + generated (default 2048 for LLMs)", "", false,
 		func(j *Job, v string) (err error) { j.SeqLen, err = intFlag("seq-len", v, 1); return }},
-	{"grad-ckpt", "gradient (activation) checkpointing", "false", true,
-		func(j *Job, v string) (err error) { j.GradCkpt, err = boolFlag("grad-ckpt", v); return }},
+	{"grad-ckpt", "gradient (activation) checkpointing (default: the framework's; hf turns it on for qlora, torchtune for all training)", "", true,
+		func(j *Job, v string) (err error) {
+			j.GradCkpt, err = boolFlag("grad-ckpt", v)
+			j.gradCkptSet = err == nil
+			return
+		}},
 	{"attention", "eager, sdpa or flash", "sdpa", false,
 		func(j *Job, v string) (err error) { j.Attention, err = parseEnum("attention", v, Attentions); return }},
 	{"lora-r", "LoRA rank", "8", false,
@@ -202,8 +244,12 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.GPUs, err = intFlag("gpus", v, 1); return }},
 	{"shard", "none, zero1, zero2, zero3, fsdp or tp (default none for training, tp for inference on >1 GPU)", "", false,
 		func(j *Job, v string) (err error) { j.Shard, err = parseEnum("shard", v, Shards); return }},
-	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload)", "none", false,
+	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload); model for image generation (diffusers model CPU offload)", "none", false,
 		func(j *Job, v string) (err error) { j.Offload, err = parseEnum("offload", v, Offloads); return }},
+	{"framework", "hf, litgpt or torchtune: whose defaults fill unset flags (see 'assumptions')", "hf", false,
+		func(j *Job, v string) (err error) { j.Framework, err = parseEnum("framework", v, Frameworks); return }},
+	{"lora-dropout", "LoRA dropout probability (default: the framework's; PEFT 0.0, LitGPT 0.05, torchtune 0.0)", "", false,
+		func(j *Job, v string) (err error) { j.LoRADropout, err = dropoutFlag(v); return }},
 	{"resolution", "image generation: WxH (default: the model's)", "", false,
 		func(j *Job, v string) (err error) { j.Resolution, err = parseResolution(v); return }},
 	{"images", "image generation: images per batch (default 1)", "", false,
@@ -215,6 +261,15 @@ var JobParams = []JobParam{
 		}},
 	{"nodes", "instances the job spans: a number, or auto (recommend: the fewest that fit); needs a cluster interconnect", "", false,
 		func(j *Job, v string) (err error) { j.Nodes, j.NodesAuto, err = nodesFlag(v); return }},
+	{"optimizer-step", "training: torch.optim step implementation: foreach, fused or for-loop", "foreach", false,
+		func(j *Job, v string) (err error) {
+			j.OptimizerStep, err = parseEnum("optimizer-step", v, OptimizerSteps)
+			return
+		}},
+	{"loss", "training: standard, chunked (LitGPT/torchtune chunked head and loss) or fused-linear (Liger fused linear cross-entropy); default: the framework's", "", false,
+		func(j *Job, v string) (err error) { j.Loss, err = parseEnum("loss", v, Losses); return }},
+	{"vae-tiling", "image generation: decode one image at a time in tiles (diffusers VAE slicing + tiling)", "false", true,
+		func(j *Job, v string) (err error) { j.VAETiling, err = boolFlag("vae-tiling", v); return }},
 }
 
 // ParseJob sets the job flags values holds, keyed by JobParams names ("model" and
@@ -338,4 +393,15 @@ func parseResolution(v string) (Resolution, error) {
 		return Resolution{}, bad("each side must be a multiple of 8 (the VAE downsamples by 8)")
 	}
 	return Resolution{W, H}, nil
+}
+
+func dropoutFlag(v string) (*float64, error) {
+	if v == "" {
+		return nil, nil
+	}
+	p, err := strconv.ParseFloat(v, 64)
+	if err != nil || p < 0 || p >= 1 {
+		return nil, pricing.ParamErrorf(pricing.Invalid, "lora-dropout", "--lora-dropout %q: want a probability in [0, 1)", v)
+	}
+	return &p, nil
 }

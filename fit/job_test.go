@@ -18,7 +18,8 @@ func TestParseJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Job{Task: "lora", Precision: "bf16-mixed", Quant: "none", Optimizer: "adamw-8bit", Batch: 4, SeqLen: 1024,
-		GradCkpt: true, Attention: "flash", LoRARank: 16, LoRATargets: []string{"q_proj", "v_proj"}, GPUs: 2, Shard: "zero2", Offload: "optimizer"}
+		GradCkpt: true, Attention: "flash", LoRARank: 16, LoRATargets: []string{"q_proj", "v_proj"}, GPUs: 2, Shard: "zero2", Offload: "optimizer",
+		gradCkptSet: true, doubleQuantSet: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseJob = %+v\nwant %+v", got, want)
 	}
@@ -83,7 +84,9 @@ func TestJobHelpers(t *testing.T) {
 		fp16Attn Attention
 	}{
 		{Job{}, true, false, "fp16", ""},
-		{Job{Task: TaskLoRA}, true, false, "fp16-mixed", ""},
+		{Job{Task: TaskLoRA}, true, false, "fp16", ""}, // hf: the base loads in fp16, PEFT keeps fp32 adapters
+		{Job{Task: TaskLoRA, Framework: FrameworkLitGPT}, true, false, "fp16-mixed", ""},
+		{Job{Task: TaskFullFT}, true, false, "fp16-mixed", ""},
 		{Job{Precision: "bf16-mixed", Attention: "flash"}, true, true, "fp16-mixed", "sdpa"},
 		{Job{Precision: "fp32"}, false, false, "fp32", ""},
 		{Job{Precision: "fp16", Attention: "eager"}, false, false, "fp16", "eager"},

@@ -45,8 +45,11 @@ type Model struct {
 	kvPerToken                                         int64 // KV-cache elements per token, all layers
 	kvPerTokenCross                                    int64 // seq2seq: cross-attention K/V per encoder token
 	logitSoftcap                                       bool  // gemma2 final_logit_softcapping: extra vocab-sized tensors
-	attnSoftcap                                        bool  // gemma2 attn_logit_softcapping: fused SDPA kernels cannot apply it
-	moeExperts, moeTopK                                int64
+	// pyGELU is the MLP's intermediate size when transformers writes the activation out in
+	// Python (gelu_new / gelu_fast: NewGELUActivation), 0 otherwise; see actEntry.
+	pyGELU              int64
+	attnSoftcap         bool // gemma2 attn_logit_softcapping: fused SDPA kernels cannot apply it
+	moeExperts, moeTopK int64
 	// Sliding-window / chunked attention (window.go): KV elements per token of the
 	// windowed layers, all of them, and the window in tokens; kvPerToken then counts only
 	// the full-attention layers.
@@ -108,8 +111,9 @@ type module struct {
 // fit/testdata/measured_gpu.csv, transformers 5.17) phi-2 LoRA r=8 at seq 1024 allocated
 // 10.10 GiB against 7.92 estimated, and GPT-2 / GPT-2 medium full fine-tunes came out 12 %
 // and 8 % low; 3 tensors x 1024 tokens x 10240 x 2 B x 32 layers = 1.9 GiB is the phi-2
-// gap. The fused assumption is kept because the public measurements of these models
-// (LitGPT's phi tables) ran fused kernels; the job flags don't say which framework runs.
+// gap. The job's framework says which runs: --framework hf (the default) counts the 3
+// extra tensors for configs naming gelu_new or gelu_fast (Model.pyGELU, in layerBytes);
+// litgpt and torchtune run the fused kernel.
 //
 // actEntry is one tensor an architecture's layer keeps for the backward pass, in elements
 // per token. Counting saved tensors op by op is the method of Korthikanti et al. 2022
@@ -133,6 +137,9 @@ type stack struct {
 	cross       bool  // has cross attention over the encoder (seq2seq decoder)
 	layerParams int64 // parameters of one layer (FSDP/ZeRO-3 gather granularity)
 	hidden      int64
+	// plainMLP: one up projection and an activation (GPT-style), so a prefill holds two
+	// intermediate-size tensors at once, not a gated MLP's three (estimateInference).
+	plainMLP bool
 }
 
 // builder accumulates parameters and modules while an architecture is parsed.
@@ -512,9 +519,11 @@ func buildPhi(c *hfConfig, m *Model) error {
 	I := rd.optInt(4*h, "intermediate_size", "n_inner")
 	V := rd.int("vocab_size")
 	tie := rd.optBool(false, "tie_word_embeddings")
+	act := rd.optString("gelu_new", "hidden_act", "activation_function")
 	if rd.err != nil {
 		return rd.err
 	}
+	m.pyGELU = pythonGELU(act, I)
 	m.maxPos = rd.optInt(0, "max_position_embeddings", "n_positions")
 	if rd.err != nil {
 		return rd.err
@@ -638,12 +647,14 @@ func buildGPT2(c *hfConfig, m *Model) error {
 	V := rd.int("vocab_size")
 	P := rd.int("n_positions", "max_position_embeddings")
 	I := rd.optInt(4*h, "n_inner")
+	act := rd.optString("gelu_new", "activation_function")
 	if rd.err != nil {
 		return rd.err
 	}
 	if I == 0 {
 		I = 4 * h
 	}
+	m.pyGELU = pythonGELU(act, I)
 	mq := false
 	if m.Architecture == "gpt_bigcode" {
 		if mq = rd.optBool(true, "multi_query"); rd.err != nil {
@@ -952,4 +963,14 @@ func buildBERT(c *hfConfig, m *Model) error {
 		entries: entries, layerParams: (m.linearParams + m.otherParams) / L}
 	m.defaultTargets = []string{"query", "value"}
 	return nil
+}
+
+// pythonGELU is the intermediate size when transformers' ACT2FN maps the config's
+// activation to a Python-written module (gelu_new, gelu_fast), else 0.
+func pythonGELU(act string, inter int64) int64 {
+	switch act {
+	case "gelu_new", "gelu_fast":
+		return inter
+	}
+	return 0
 }

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,17 +260,43 @@ func nodesMiss(in *RecommendInput, caps []*gpuCaps) string {
 		return fmt.Sprintf("; `--nodes %d%s` would fit: %d × %s %s %s (%d GPUs, %s) at $%s/h (%s)",
 			b.Nodes, flags, b.Nodes, b.Provider, b.Region, b.InstanceType, b.GPUsUsed*b.Nodes, b.Interconnect, num2(b.ClusterPriceUSDHr), b.Layout)
 	}
-	if s := try(in.Job, ""); s != "" {
+	job, flags := in.Job, ""
+	if g := clusterNodeGPUs(in); g > 0 {
+		// --gpus asks for more GPUs than any clustered instance has: --gpus is per node
+		// once --nodes is given, so the plan to name is nodes of the largest such instance.
+		job.GPUs, flags = g, fmt.Sprintf(" --gpus %d", g)
+	}
+	if s := try(job, flags); s != "" {
 		return s
 	}
-	if in.Job.IsTraining() && !in.Job.GradCkpt {
-		j := in.Job
+	if job.IsTraining() && !job.GradCkpt {
+		j := job
 		j.GradCkpt = true
-		if s := try(j, " --grad-ckpt"); s != "" {
+		if s := try(j, flags+" --grad-ckpt"); s != "" {
 			return s
 		}
 	}
 	return fmt.Sprintf("; no cluster of up to %d instances fits either", maxAutoNodes)
+}
+
+// clusterNodeGPUs is, when --gpus pins more GPUs than every offered instance with a
+// cluster interconnect has, the largest GPU count of those instances; 0 otherwise.
+func clusterNodeGPUs(in *RecommendInput) int {
+	if !in.PinGPUs {
+		return 0
+	}
+	most := 0
+	for i := range in.Offers {
+		o := &in.Offers[i]
+		n := int(math.Floor(o.GPUCount + 1e-9))
+		if _, ok := LookupInterconnect(o.Provider, o.InstanceType); ok {
+			if n >= in.Job.GPUs {
+				return 0
+			}
+			most = max(most, n)
+		}
+	}
+	return most
 }
 
 // cheapestCluster is, for --nodes auto when every listed offer is a single instance, the

@@ -155,3 +155,19 @@ func TestNearestMissNamesNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestNearestMissPinnedGPUsAcrossNodes: --gpus 64 pins more GPUs than any instance has;
+// the nearest miss names the plan with --gpus per node (the largest clustered instance),
+// not "no cluster fits" (which it said when it tried clusters of 64-GPU nodes).
+func TestNearestMissPinnedGPUsAcrossNodes(t *testing.T) {
+	m, _, _ := CatalogModel("llama-3.1-70b")
+	offers := []pricing.Offer{nodeOffer("aws", "p5.48xlarge", "H100", 8, 80, 55.04)}
+	job := Job{Task: TaskFullFT, Shard: "fsdp", GPUs: 64, GradCkpt: true}
+	rec, err := Recommend(RecommendInput{Model: m, Job: job, PinGPUs: true, Offers: offers, HeadroomPct: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Offers) != 0 || !strings.Contains(rec.NearestMiss, " --gpus 8` would fit: ") || !strings.Contains(rec.NearestMiss, "p5.48xlarge") {
+		t.Errorf("nearest miss %q", rec.NearestMiss)
+	}
+}

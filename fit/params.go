@@ -35,10 +35,19 @@ func ParseParamCount(s string) (int64, error) {
 	return int64(math.Round(n)), nil
 }
 
-// ModelFromParams makes a model from a parameter count alone. Its shape is guessed as a
-// Llama-style decoder (layers = hidden/128 as in Llama 2 7B/13B, gated MLP 2.6875 x hidden,
-// 32k vocabulary) so that activations and KV cache have an order of magnitude; the
-// weights use the exact count.
+// Vocabulary of a model known only by its parameter count: 32000, the Llama/Llama 2 and
+// Mistral tokenizers' size; it sets the logits' size, an order of magnitude for an unknown
+// model.
+const paramsVocab = 32000
+
+// ModelFromParams makes a model from a parameter count alone. Nothing of its
+// implementation is known, so it is the generic transformer of the published activation
+// accounting (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models", arXiv:2205.05198, section 4.1, the GPT-style layer that Megatron-LM
+// and GPT-3 use): 12·h² parameters per layer (Q, K, V and output projections h×h; an MLP of
+// 4h with GELU), hidden = 128 × heads, layers = N / (12·h²), a 32k vocabulary; the weights
+// use the exact count. Its activations are that paper's per-layer count (see genericEntries),
+// not any one library's implementation of a named architecture.
 func ModelFromParams(count string) (*Model, error) {
 	n, err := ParseParamCount(count)
 	if err != nil {
@@ -56,19 +65,68 @@ func ModelFromParams(count string) (*Model, error) {
 	if heads < 2 {
 		heads = 2
 	}
-	cfg := fmt.Sprintf(`{"model_type":"llama","hidden_size":%d,"num_hidden_layers":%d,"num_attention_heads":%d,"intermediate_size":%d,"vocab_size":32000}`,
-		h, L, heads, h*43/16)
-	m, err := ModelFromConfig("--params", []byte(cfg))
-	if err != nil {
-		return nil, err
-	}
+	m := &Model{Architecture: "unknown", Kind: KindParams, Source: "params"}
+	b := &builder{m: m}
+	m.hidden, m.vocab = h, paramsVocab
+	b.embed(paramsVocab, h)
+	b.head(paramsVocab, h, false)
+	b.linear("q_proj", h, h, L, false)
+	b.linear("k_proj", h, h, L, false)
+	b.linear("v_proj", h, h, L, false)
+	b.linear("o_proj", h, h, L, false)
+	b.linear("up_proj", h, 4*h, L, false)
+	b.linear("down_proj", 4*h, h, L, false)
+	b.other(L*2*2*h + 2*h) // two LayerNorms (weight + bias) per layer + the final one
+	b.finish()
+	m.defaultTargets = []string{"q_proj", "v_proj"}
+	m.dec = stack{layers: L, qDim: h, kvDim: h, heads: heads, hidden: h, plainMLP: true,
+		entries: genericEntries(h), layerParams: (m.linearParams + m.otherParams) / L}
+	m.kvPerToken = 2 * L * h
 	// Keep the user's exact count: the difference goes to the quantizable linear weights.
 	if diff := n - m.params; m.linearParams+diff > 0 {
 		m.linearParams += diff
 	}
 	m.params, m.active = n, n
-	m.Kind, m.Architecture, m.Source = KindParams, "unknown", "params"
 	m.Name = strings.TrimSpace(count)
-	m.Notes = append(m.Notes, fmt.Sprintf("only the parameter count is known: shape guessed as a Llama-style decoder (hidden %d, %d layers, 32k vocabulary)", h, L))
+	m.Notes = append(m.Notes, fmt.Sprintf("only the parameter count is known: a generic GPT-style decoder (hidden %d, %d layers, 4h GELU MLP, 32k vocabulary) with the activations of Korthikanti et al. 2022 (no dropout, fused attention) and a fused cross-entropy", h, L))
 	return m, nil
+}
+
+// genericEntries is what one generic layer keeps for the backward pass besides q, k, v and
+// the attention output (layerBytes adds those), after Korthikanti et al. 2022 (section
+// 4.1, eq. 1: s·b·h·(34 + 5·a·s/h) bytes per layer in 16 bits). Their 34 counts, in units
+// of s·b·h bytes: the two LayerNorm inputs 4; attention 11 = QKV input 2 + Q, K 4 + V 2 +
+// the output projection's input 2 + its dropout mask 1; MLP 19 = input 2 + first linear's
+// output 8 + GELU output 8 + dropout mask 1. Modern LLM configs train without dropout
+// (Llama, Mistral, MPT and Qwen configs set attention and residual dropout to 0), so the
+// two masks go: 32. The 5·a·s/h term is the materialised softmax (2), its dropout mask (1)
+// and dropped-out copy (2); with fused attention (SDPA / FlashAttention, picker's default)
+// it is absent, and with --attention eager and no dropout it is the softmax output alone
+// (scoreBytes: 2 bytes, no fp32 upcast). The LayerNorm inputs are kept in the compute dtype
+// as the paper counts them.
+func genericEntries(h int64) []actEntry {
+	return []actEntry{
+		{elems: 2 * h}, // the two LayerNorm inputs
+		{elems: h, mods: []string{"q_proj", "k_proj", "v_proj"}}, // QKV input
+		{elems: h, mods: []string{"up_proj"}},                    // MLP input
+		{elems: 4 * h},                                           // first linear's output (GELU input)
+		{elems: 4 * h, mods: []string{"down_proj"}},              // GELU output (second linear's input)
+	}
+}
+
+// genericLossBytes is the logits and loss workspace per token and vocabulary entry of a
+// model with no known implementation. The loss lives in the model's own code (transformers'
+// XForCausalLM.forward calls its loss_function; Megatron-LM and llm-foundry ship fused
+// kernels), so the published generic count applies: Korthikanti et al. 2022 (section 4.3)
+// store the logits for the cross-entropy in fp32, 4·s·b·v bytes. Megatron-LM's
+// _VocabParallelCrossEntropy.backward writes the logits' gradient over that saved softmax
+// (grad_input = softmax, updated in place); the output layer's backward then takes it in
+// the compute dtype: + b bytes when that is 16-bit. (flash-attn's fused CrossEntropyLoss,
+// llm-foundry's default loss_fn, keeps only the 16-bit logits and their log-sum-exp and
+// writes a 16-bit gradient, 2 + 2 bytes: below this count.)
+func genericLossBytes(b float64) float64 {
+	if b < 4 {
+		return 4 + b
+	}
+	return 4
 }

@@ -79,6 +79,12 @@ type RecommendInput struct {
 	facts []offerFacts
 	nCaps int
 	Top   int // 0 = 10
+	// ByRegion lists an offer once per region; by default offers that differ only in
+	// region are one row with their regions listed (Fit.Regions).
+	ByRegion bool
+	// Vendor keeps only GPUs of that vendor (VendorNVIDIA, VendorAMD); "" or VendorAny
+	// keeps all. Excluded offers are counted in Recommendation.Excluded.
+	Vendor string
 }
 
 // offerFacts is what the time model reads from an offer's provider and instance type.
@@ -114,10 +120,15 @@ type Fit struct {
 	// Frontier marks an offer on the time-cost frontier (--rank job): no other fitting
 	// offer is both cheaper and faster.
 	Frontier bool `json:"frontier,omitempty"`
-	// GPUsUsed is the GPU count the job was estimated at on this offer.
+	// GPUsUsed is the GPU count the job was estimated at on this offer: for tensor-parallel
+	// inference the largest degree dividing the attention heads, which may leave GPUs of
+	// the instance idle (the whole instance is still paid for).
 	GPUsUsed int `json:"gpus_used"`
 	// Notes say how the job had to change for this GPU (fp16 instead of bf16, …).
 	Notes []string `json:"notes,omitempty"`
+	// Regions are every region ("region/zone" where zoned) offering this instance at this
+	// price, this one first; empty when only its own (or with --by-region).
+	Regions []string `json:"regions,omitempty"`
 	// Nodes, ClusterPriceUSDHr, Layout and Interconnect describe a multi-node plan
 	// (--nodes): Nodes identical instances of this offer at Nodes × PriceUSDHr.
 	Nodes             int     `json:"nodes,omitempty"`
@@ -128,21 +139,6 @@ type Fit struct {
 	vk variantKey // the estimate this fit was judged with
 }
 
-// LadderStep is one memory-saving change the job could make, estimated on its own
-// against the original job.
-type LadderStep struct {
-	Change string `json:"change"`
-	// Flags is how to ask for it on the command line.
-	Flags          string  `json:"flags"`
-	DeviceTotalGiB float64 `json:"device_total_gib"`
-	// Cheapest is the best offer with the change; nil when even then nothing fits.
-	Cheapest *Fit `json:"cheapest"`
-	// SavingPct compares Cheapest with the original job's best offer (by the ranking in
-	// use); nil when the original job fits nowhere or the step fits nowhere.
-	SavingPct *float64 `json:"saving_pct"`
-	Tradeoff  string   `json:"tradeoff"`
-}
-
 // Recommendation is Recommend's answer.
 type Recommendation struct {
 	// Estimate is the job at the GPU count of the best offer (or Job.GPUs when pinned,
@@ -150,11 +146,16 @@ type Recommendation struct {
 	Estimate *Result      `json:"estimate"`
 	Offers   []Fit        `json:"offers"`
 	Ladder   []LadderStep `json:"ladder"`
-	Warnings []string     `json:"warnings"`
+	// Rejected are the rungs that apply to the job but would not save money, with why.
+	Rejected []RejectedStep `json:"rejected"`
+	// Plan is the cheapest combination of rungs; nil when no rung saves money.
+	Plan     *Plan    `json:"plan"`
+	Warnings []string `json:"warnings"`
 	// NearestMiss explains why nothing fits; empty when some offer fits.
 	NearestMiss string `json:"nearest_miss,omitempty"`
 	// Excluded lists offers left out whatever their memory, with the reason, one entry
-	// per GPU model (fp8 jobs on GPUs without fp8).
+	// per GPU model: fp8 jobs on GPUs without fp8, and the software stack (stack.go: no
+	// current PyTorch, no bitsandbytes, pure bf16 without bf16, --vendor).
 	Excluded []Exclusion `json:"excluded,omitempty"`
 	// CheapestCluster: with --nodes auto, when every offer listed is a single instance,
 	// the cheapest plan of two or more instances (nodes.go).
@@ -192,6 +193,19 @@ func (c *gpuCaps) timeGPU(precision Precision) (TimeGPU, bool) {
 	return c.tg[k], c.tgOK[k]
 }
 
+// memPerDevice is what one process can use on one device of the offer: the GPU model's
+// usable memory (gpus.csv usable_gib, whatever the provider reported), or the slice's share
+// of it.
+func (c *gpuCaps) memPerDevice(o *pricing.Offer) float64 {
+	if !c.known || c.spec.UsableGiB <= 0 {
+		return o.MemPerDeviceGiB()
+	}
+	if o.Fractional() {
+		return o.GPUCount * c.spec.UsableGiB
+	}
+	return c.spec.UsableGiB
+}
+
 type variantKey struct {
 	gpus  int
 	fp16  bool // the job switched to fp16 (GPU without bf16) and sdpa (no flash attention)
@@ -222,6 +236,8 @@ type evaluator struct {
 	offload  bool
 	// minGPUs skips offers with fewer GPUs (the ZeRO-3 rung needs GPUs to shard across).
 	minGPUs int
+	needs   stackNeeds
+	tp      bool // tensor-parallel inference: GPU counts must divide the attention heads
 	fp8     bool // the job needs fp8 tensor cores (fp8.go)
 	// multi-node (nodes.go): explicit node count, or auto; multiCache holds their variants.
 	nodes        int
@@ -250,9 +266,19 @@ func newEvaluator(in *RecommendInput, job Job, caps []*gpuCaps) *evaluator {
 	if in.SetupHours != nil {
 		setup = *in.SetupHours
 	}
-	return &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup,
+	e := &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup,
 		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled(),
 		fp8: job.UsesFP8(), nodes: job.Nodes, autoNodes: job.NodesAuto, multiCache: map[variantKey]*variant{}}
+	probe := job
+	if !in.PinGPUs || probe.GPUs == 0 {
+		probe.GPUs = 1
+	}
+	probe.Nodes, probe.NodesAuto = 0, false
+	if res, err := Estimate(in.Model, probe); err == nil {
+		e.needs = needsOf(res, in.Vendor)
+	}
+	e.tp = !job.IsTraining() && !in.Model.IsImageModel() && (job.Shard == "" || job.Shard == "tp")
+	return e
 }
 
 func (e *evaluator) variant(k variantKey) *variant {
@@ -301,6 +327,9 @@ func (e *evaluator) gpusFor(o *pricing.Offer) int {
 			return 0
 		}
 		return want
+	}
+	if e.tp {
+		return e.in.Model.largestTP(n)
 	}
 	return n
 }
@@ -370,8 +399,13 @@ func (e *evaluator) timeJob(cd *cand, v *variant, o *pricing.Offer, c *gpuCaps) 
 	if !tv.set {
 		g, ok := c.timeGPU(v.res.Job.Precision)
 		g.Count = count
-		if count > 1 && f.pcie {
-			g.LinkGBs = 0
+		if f.pcie {
+			if count > 1 {
+				g.LinkGBs = 0
+			}
+			if g.PeakTFLOPS > 0 && v.res.Job.Precision != "fp32" {
+				applyPowerCap(&g, powerCapTFLOPS(c.spec, true)) // the PCIe card's TDP
+			}
 		}
 		if ok {
 			tv.t, tv.ok = tm.Estimate(&g)
@@ -446,16 +480,16 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	if e.fp8 && !(c.known && c.fp8) {
 		return cand{}, false // fp8 kernels need fp8 tensor cores (fp8.go); see Recommendation.Excluded
 	}
-	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
-	if fp16 && !c.bf16 && e.job.IsTraining() && e.job.Precision == "bf16" {
-		return cand{}, false // pure-bf16 training has no fp16 equivalent without loss scaling
+	if r, _ := e.needs.reason(c); r != "" {
+		return cand{}, false // the software stack (stack.go); see Recommendation.Excluded
 	}
+	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
 	vk := variantKey{g, fp16, n}
 	v := e.variant(vk)
 	if v.err != nil {
 		return cand{}, false
 	}
-	mem := o.MemPerDeviceGiB()
+	mem := c.memPerDevice(o)
 	if v.need > mem+1e-9 {
 		return cand{}, false
 	}
@@ -513,7 +547,7 @@ func keyLess(a, b *pricing.Offer) bool {
 // fit turns a candidate into the reported Fit.
 func (e *evaluator) fit(cd cand) Fit {
 	o := &e.in.Offers[cd.i]
-	f := Fit{Offer: *o, NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
+	f := Fit{Offer: o.WithUsableMemory(), NeedPerGPUGiB: round3(cd.need), SparePerGPUGiB: round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
 	if cd.tim == nil {
 		e.timeJob(&cd, e.variant(cd.vk), o, e.caps[cd.i])
 	}
@@ -532,6 +566,11 @@ func (e *evaluator) fit(cd cand) Fit {
 	if cd.vk.nodes > 1 {
 		e.describeNodes(&f, cd) // nodes.go
 	}
+	if n := int(math.Floor(o.GPUCount + 1e-9)); e.tp && !e.in.PinGPUs && cd.vk.gpus < n {
+		f.Notes = append(f.Notes, fmt.Sprintf("tensor parallelism on %d of the %d GPUs: the degree must divide %s's %d attention heads (the whole instance is paid for)",
+			cd.vk.gpus, n, e.in.Model.Name, e.in.Model.dec.heads))
+	}
+	f.Notes = append(f.Notes, stackNotes(e.caps[cd.i])...)
 	if cd.vk.fp16 {
 		c := e.caps[cd.i]
 		prec := e.variant(cd.vk).res.Job.Precision
@@ -577,11 +616,14 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	if in.Top <= 0 {
 		in.Top = 10
 	}
+	// No more offers can be shown than there are: --top is clamped, so a huge value costs
+	// nothing (the top list is allocated at this size).
+	in.Top = max(1, min(in.Top, len(in.Offers)))
 	// Validate the job once up front, so a bad job is an error, not "nothing fits".
 	base := in.Job
 	base.NodesAuto = false // validated on one instance; nodes.go tries the counts
 	if !in.PinGPUs {
-		base.GPUs = 1
+		base.GPUs = 0 // the default count, not a pinned one
 	}
 	baseRes, err := Estimate(in.Model, base)
 	if err != nil {
@@ -607,17 +649,29 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		in.facts = make([]offerFacts, len(in.Offers))
 	}
 	ev := newEvaluator(&in, in.Job, caps)
-	fits, front := rankFitsFrontier(ev, in.Top, in.Rank == RankJob)
-	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Warnings: []string{}, Frontier: front}
-	if len(fits) > 0 {
-		rec.Estimate = ev.variant(fits[0].vk).res
-	} else {
-		rec.Estimate = baseRes
+	fetch := in.Top
+	if !in.ByRegion {
+		fetch = min(in.Top*groupFetchFactor, len(in.Offers))
 	}
-	rec.Ladder = ladder(&in, caps, fits)
-	rec.Excluded = fp8Exclusions(&in, caps) // fp8.go
+	fits, front := rankFitsFrontier(ev, fetch, in.Rank == RankJob)
+	if !in.ByRegion {
+		fits = groupByRegion(fits, in.Top)
+	}
+	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}, Frontier: front}
+	// The estimate is the job as asked, at the best offer's GPU count: an offer's own
+	// adaptation (fp16 on a GPU without bf16) is in that offer's notes and need.
+	rec.Estimate = baseRes
+	if len(fits) > 0 {
+		vk := fits[0].vk
+		vk.fp16 = false
+		if v := ev.variant(vk); v.err == nil {
+			rec.Estimate = v.res
+		}
+	}
+	rec.Ladder, rec.Rejected, rec.Plan = ladder(&in, caps, ev, fits, rec.Estimate)
+	rec.Excluded = append(fp8Exclusions(&in, caps), stackExclusions(&in, caps, ev.needs)...) // fp8.go, stack.go
 	rec.CheapestCluster = cheapestCluster(&in, caps, fits)
-	rec.Warnings = append(warnings(&in, rec), exclusionWarnings(rec.Excluded)...)
+	rec.Warnings = append(append(warnings(&in, rec), exclusionWarnings(rec.Excluded)...), rec.Estimate.Warnings...)
 	if len(fits) == 0 {
 		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder) + nodesMiss(&in, caps) // nodes.go
 	}
@@ -749,127 +803,6 @@ func frontier(ev *evaluator, pts []point) []cand {
 	return out
 }
 
-// ladderChange is one rung: whether it applies to the job and how it changes it.
-type ladderChange struct {
-	name, flags, tradeoff string
-	applies               func(j Job, training bool) bool
-	apply                 func(j Job) Job
-	perOfferGPUs          bool // evaluated at each offer's GPU count even when --gpus pins it
-}
-
-// trainingLadder is the seeds' order of effort.
-var trainingLadder = []ladderChange{
-	{"smaller micro-batch (1) with gradient accumulation", "--batch 1", "same effective batch through gradient accumulation; more, smaller steps (somewhat slower)",
-		func(j Job, t bool) bool { return t && j.Batch > 1 }, func(j Job) Job { j.Batch = 1; return j }, false},
-	{"bf16 mixed precision", "--precision bf16-mixed", "needs an Ampere or newer GPU (fp16-mixed with loss scaling elsewhere); usually no quality loss",
-		func(j Job, t bool) bool { return t && j.Precision == "fp32" }, func(j Job) Job { j.Precision = "bf16-mixed"; return j }, false},
-	{"gradient checkpointing", "--grad-ckpt", "≈20–30 % slower: activations are recomputed in the backward pass",
-		func(j Job, t bool) bool { return t && !j.GradCkpt }, func(j Job) Job { j.GradCkpt = true; return j }, false},
-	{"LoRA instead of a full fine-tune", "--task lora", "trains low-rank adapters only; close to full fine-tuning for most adaptation tasks, weaker for large domain shifts",
-		func(j Job, t bool) bool { return j.Task == TaskFullFT }, func(j Job) Job { j.Task = TaskLoRA; return j }, false},
-	{"ZeRO-3 / FSDP across the instance's GPUs", "--shard zero3", "parameters, gradients and optimizer states split across GPUs; needs several GPUs and fast interconnect (NVLink) to stay efficient",
-		func(j Job, t bool) bool {
-			return t && (!j.Shard.Sharded() || j.Shard == "zero1" || j.Shard == "zero2")
-		}, func(j Job) Job { j.Shard = "zero3"; return j }, true},
-	{"CPU offload of optimizer states (ZeRO-Offload)", "--shard zero2 --offload optimizer", "needs host RAM for the states and PCIe bandwidth; optimizer steps run on the CPU (slower)",
-		func(j Job, t bool) bool { return t && !j.Offload.Enabled() },
-		func(j Job) Job {
-			if !j.Shard.Sharded() {
-				j.Shard = "zero2"
-			}
-			j.Offload = "optimizer"
-			return j
-		}, false},
-	{"QLoRA (4-bit NF4 base weights)", "--task qlora", "slower (dequantisation each step) and slightly less accurate than LoRA on bf16 weights",
-		func(j Job, t bool) bool { return j.Task == TaskFullFT || j.Task == TaskLoRA },
-		func(j Job) Job {
-			j.Task, j.Quant = TaskQLoRA, "nf4"
-			if j.Precision == "fp32" || j.Precision == "bf16" || j.Precision == "fp16" {
-				j.Precision = ""
-			}
-			return j
-		}, false},
-}
-
-// inferenceLadder: quantized inference is inference's rung.
-var inferenceLadder = []ladderChange{
-	{"int8 weights (LLM.int8)", "--quant int8", "bitsandbytes int8 is slower than bf16 matmuls; quality close to bf16",
-		func(j Job, _ bool) bool { return !j.Quant.Quantized() }, func(j Job) Job { j.Quant = "int8"; return j }, false},
-	{"4-bit weights (NF4)", "--quant nf4", "about a quarter of the weight memory; slight quality loss, slower dequantisation at small batch",
-		func(j Job, _ bool) bool { return !j.Quant.FourBit() }, func(j Job) Job { j.Quant = "nf4"; return j }, false},
-}
-
-func ladder(in *RecommendInput, caps []*gpuCaps, baseFits []Fit) []LadderStep {
-	training := in.Job.IsTraining()
-	changes := inferenceLadder
-	if training {
-		changes = trainingLadder
-	} else if in.Model.IsImageModel() {
-		return []LadderStep{}
-	}
-	steps := []LadderStep{}
-	for _, ch := range changes {
-		if !ch.applies(in.Job, training) {
-			continue
-		}
-		j := ch.apply(in.Job)
-		sub := *in
-		sub.Job = j
-		if ch.perOfferGPUs {
-			sub.PinGPUs = false
-		}
-		// The step must be a valid job on its own.
-		probe := j
-		probe.NodesAuto = false
-		if !sub.PinGPUs {
-			probe.GPUs = 1
-		}
-		if ch.perOfferGPUs {
-			probe.GPUs = 2
-		}
-		if _, err := Estimate(in.Model, probe); err != nil {
-			continue
-		}
-		ev := newEvaluator(&sub, j, caps)
-		if ch.perOfferGPUs {
-			ev.minGPUs = 2
-		}
-		best := rankFits(ev, 1)
-		step := LadderStep{Change: ch.name, Flags: ch.flags, Tradeoff: ch.tradeoff}
-		if len(best) > 0 {
-			b := best[0]
-			step.Cheapest = &b
-			step.DeviceTotalGiB = ev.variant(b.vk).res.DeviceTotalGiB
-			if len(baseFits) > 0 {
-				s := saving(baseFits[0], b, in.Rank)
-				step.SavingPct = s
-			}
-		} else {
-			g := max(j.GPUs, 1)
-			if ch.perOfferGPUs {
-				g = maxLadderGPUs
-			}
-			if v := ev.variant(variantKey{g, false, 1}); v.err == nil {
-				step.DeviceTotalGiB = v.res.DeviceTotalGiB
-			}
-		}
-		steps = append(steps, step)
-	}
-	return steps
-}
-
-func saving(base, step Fit, rank Rank) *float64 {
-	bp, sp := base.PriceUSDHr, step.PriceUSDHr
-	if rank == RankJob && base.EstCostUSD != nil && step.EstCostUSD != nil {
-		bp, sp = *base.EstCostUSD, *step.EstCostUSD
-	}
-	if bp <= 0 {
-		return nil
-	}
-	s := math.Round((bp-sp)/bp*1000) / 10
-	return &s
-}
-
 func warnings(in *RecommendInput, rec *Recommendation) []string {
 	w := []string{}
 	var fp16 []string
@@ -881,7 +814,10 @@ func warnings(in *RecommendInput, rec *Recommendation) []string {
 		}
 	}
 	for _, n := range fp16 {
-		w = append(w, n+" (fp16 may need loss scaling; check numerics)")
+		if strings.Contains(n, "runs in fp16") {
+			n += " (fp16 may need loss scaling; check numerics)"
+		}
+		w = append(w, n)
 	}
 	if in.Tokens > 0 {
 		var missing []string
@@ -903,47 +839,13 @@ func warnings(in *RecommendInput, rec *Recommendation) []string {
 // caller may add what to do about it.
 const NoOffersMiss = "no offers match the filters (provider, region, GPU model, purchase, price)"
 
-// nearestMiss explains why no offer fits: the need, the largest GPU on offer, and the
-// ladder steps that would fit.
+// nearestMiss explains why no offer fits: the binding constraint (capability, host RAM,
+// GPU count or memory; missreason.go) and the smallest change that would fit.
 func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 	if len(in.Offers) == 0 {
 		return NoOffersMiss
 	}
-	var largest *pricing.Offer
-	for i := range in.Offers {
-		o := &in.Offers[i]
-		if largest == nil || o.MemPerDeviceGiB() > largest.MemPerDeviceGiB() || (o.MemPerDeviceGiB() == largest.MemPerDeviceGiB() && o.GPUCount > largest.GPUCount) {
-			largest = o
-		}
-	}
-	g := 1
-	if in.PinGPUs {
-		g = max(in.Job.GPUs, 1)
-	}
-	v := ev.variant(variantKey{g, false, 1})
-	var b strings.Builder
-	if v.err == nil {
-		fmt.Fprintf(&b, "needs %s GiB per GPU (%s GiB device total + %s %% headroom)", num1(v.need), num1(v.res.DeviceTotalGiB), num1(ev.headroom))
-		if in.Job.IsTraining() && !in.Job.Shard.Sharded() && !in.PinGPUs {
-			b.WriteString(", on every GPU of a data-parallel job")
-		}
-	} else {
-		fmt.Fprintf(&b, "the job cannot be estimated: %v", v.err)
-	}
-	fmt.Fprintf(&b, "; the largest GPU offered has %s GiB (%s %s)", num1(largest.MemPerDeviceGiB()), largest.Provider, largest.InstanceType)
-	if in.Job.Offload.Enabled() {
-		b.WriteString("; offloaded jobs also need host RAM of cpu_ram_gib + 10 % + 8 GiB")
-	}
-	var would []string
-	for _, s := range steps {
-		if s.Cheapest != nil {
-			would = append(would, fmt.Sprintf("`%s` (%s, %s GiB per GPU) would fit: %s %s %s at $%s/h", s.Flags, s.Change, num1(s.DeviceTotalGiB), s.Cheapest.Provider, s.Cheapest.Region, s.Cheapest.InstanceType, num2(s.Cheapest.PriceUSDHr)))
-		}
-	}
-	if len(would) > 0 {
-		b.WriteString("; " + strings.Join(would, "; or "))
-	}
-	return b.String()
+	return bindingMiss(in, ev, steps)
 }
 
 func num1(v float64) string { return fmt.Sprintf("%.1f", v) }

@@ -7,8 +7,8 @@ import (
 	"github.com/pickergpu/picker/pricing"
 )
 
-// BenchmarkRecommend100k runs the whole recommendation (ranking plus the seven-step
-// training ladder) over 100k offers spread across the catalog's GPUs and 1-8 GPU counts.
+// BenchmarkRecommend100k runs the whole recommendation (ranking, the savings ladder and
+// its plan, judged on the offers cheaper than the job's best) over 100k offers spread across the catalog's GPUs and 1-8 GPU counts.
 // Target (issue 4): < 20 ms per recommendation.
 func BenchmarkRecommend100k(b *testing.B) {
 	m, _, err := CatalogModel("llama-2-7b")
@@ -22,7 +22,7 @@ func BenchmarkRecommend100k(b *testing.B) {
 		g := gpus[i%len(gpus)]
 		c := counts[(i/len(gpus))%len(counts)]
 		offers = append(offers, pricing.Offer{Provider: fmt.Sprintf("p%d", i%15), Region: fmt.Sprintf("r%d", i%40), InstanceType: fmt.Sprintf("t%d", i),
-			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGiB, RAMGiB: 64 * c, Purchase: pricing.OnDemand,
+			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, RAMGiB: 64 * c, Purchase: pricing.OnDemand,
 			PriceUSDHr: c * (0.5 + float64(i%997)/100), Currency: "USD", Source: "api"})
 	}
 	for _, tc := range []struct {

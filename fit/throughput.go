@@ -549,7 +549,8 @@ func TimeGPUFor(spec pricing.GPU, precision Precision, count, link float64) (Tim
 	}
 	g.BandwidthGBs = *spec.BandwidthGBs
 	tf := spec.HalfTFLOPS()
-	if precision == "fp32" || tf == nil {
+	tensor := precision != "fp32" && tf != nil
+	if !tensor {
 		// Pre-Volta GPUs have no fast 16-bit path: a 16-bit job runs at the FP32 rate.
 		tf = spec.FP32TFLOPS
 	}
@@ -559,6 +560,9 @@ func TimeGPUFor(spec pricing.GPU, precision Precision, count, link float64) (Tim
 	g.PeakTFLOPS = *tf
 	if spec.FP8TFLOPS != nil && precision != "fp32" {
 		g.FP8TFLOPS = *spec.FP8TFLOPS
+	}
+	if tensor {
+		applyPowerCap(&g, powerCapTFLOPS(spec, link == 0)) // power.go
 	}
 	if spec.GPULinkGBs != nil {
 		g.LinkGBs = *spec.GPULinkGBs / 2 // datasheets quote both directions

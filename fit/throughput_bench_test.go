@@ -22,7 +22,7 @@ func BenchmarkRecommend100kRankJob(b *testing.B) {
 		g := gpus[i%len(gpus)]
 		c := counts[(i/len(gpus))%len(counts)]
 		offers = append(offers, pricing.Offer{Provider: fmt.Sprintf("p%d", i%15), Region: fmt.Sprintf("r%d", i%40), InstanceType: fmt.Sprintf("t%d", i),
-			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGiB, RAMGiB: 64 * c, Purchase: pricing.OnDemand,
+			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, RAMGiB: 64 * c, Purchase: pricing.OnDemand,
 			PriceUSDHr: c * (0.5 + float64(i%997)/100), Currency: "USD", Source: "api"})
 	}
 	in := RecommendInput{Model: m, Job: Job{Task: TaskLoRA, Batch: 4, SeqLen: 2048}, Offers: offers, HeadroomPct: 5, Tokens: 1e9, Rank: "job"}

@@ -26,11 +26,15 @@ type throughputCase struct {
 	gpus     int
 	engine   string
 	pipeline bool
+	pcie     bool    // the row's card is the PCIe variant of the catalog's SXM model
 	fp8      bool    // fp8 training (Transformer Engine): linear layers at the fp8 peak
 	measured float64 // tokens/s per GPU
 }
 
-var paramsNoteRe = regexp.MustCompile(`params=([0-9.]+(?:[eE][+-]?[0-9]+)?)`)
+var (
+	paramsNoteRe = regexp.MustCompile(`params=([0-9.]+(?:[eE][+-]?[0-9]+)?)`)
+	pcieNoteRe   = regexp.MustCompile(`\b\d+GB PCIe\b`)
+)
 
 func loadThroughputCases(t *testing.T, path string) []throughputCase {
 	t.Helper()
@@ -118,6 +122,9 @@ func loadThroughputCases(t *testing.T, path string) []throughputCase {
 		if c.job.Task == TaskInference {
 			c.kind = "inference-" + strings.TrimSuffix(get(row, "metric"), "_tokens_per_s")
 		}
+		// The note names a PCIe card where the catalog's model is the SXM part ("A100
+		// 40GB PCIe 250W"): timed as recommend times an instance of PCIe cards.
+		c.pcie = pcieNoteRe.MatchString(get(row, "note"))
 		// The source says which engine measured the row.
 		if src := get(row, "source") + " " + get(row, "note"); strings.Contains(src, "llama.cpp") {
 			c.engine = EngineLlamaCpp
@@ -136,7 +143,11 @@ func predictThroughput(t *testing.T, c throughputCase) float64 {
 	}
 	tm := TimeModelFor(c.model, res)
 	tm.Engine, tm.Pipeline, tm.FP8 = c.engine, c.pipeline, c.fp8
-	g, ok := TimeGPUFor(c.gpu, res.Job.Precision, float64(c.gpus), -1)
+	link := -1.0
+	if c.pcie {
+		link = 0
+	}
+	g, ok := TimeGPUFor(c.gpu, res.Job.Precision, float64(c.gpus), link)
 	if !ok {
 		t.Fatalf("%s: %s lacks datasheet figures", c.id, c.gpu.Model)
 	}

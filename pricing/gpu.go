@@ -22,10 +22,15 @@ var gpusCSV []byte
 // known (the catalog leaves it empty rather than guessing); 0 means the GPU lacks the
 // feature (e.g. BF16 on a T4).
 type GPU struct {
-	Model        string   `json:"gpu_model"`
-	Vendor       string   `json:"vendor"`
-	Architecture string   `json:"architecture"`
-	MemGiB       float64  `json:"memory_gib"`
+	Model        string `json:"gpu_model"`
+	Vendor       string `json:"vendor"`
+	Architecture string `json:"architecture"`
+	// MemGB is the datasheet memory in the vendor's GB (what providers report): not what a
+	// program can use. UsableGiB is that: torch.cuda.get_device_properties().total_memory in
+	// GiB (or nvidia-smi's total where only that is published), per UsableSource.
+	MemGB        float64  `json:"memory_gb"`
+	UsableGiB    float64  `json:"usable_gib"`
+	UsableSource string   `json:"usable_source"`
 	BandwidthGBs *float64 `json:"memory_bandwidth_gbs"`
 	FP32TFLOPS   *float64 `json:"fp32_tflops"`
 	FP16TFLOPS   *float64 `json:"fp16_tflops_dense"`
@@ -53,20 +58,43 @@ type GPU struct {
 	// Gen3/4/5, NVLink-C2C on Grace parts. Offload traffic crosses it.
 	HostLinkGBs *float64 `json:"host_link_gbs"`
 	PerfSource  string   `json:"perf_source,omitempty"`
+	// The software stack (gpus.csv stack_source says where each comes from): compute
+	// capability or gfx target; PyTorch support in the current wheels (StackYes, or
+	// StackLegacy for GPUs only the older CUDA 12.6 wheels build for, or StackNo);
+	// bitsandbytes and FlashAttention-2 kernels for the GPU.
+	ComputeCapability string `json:"compute_capability"`
+	PyTorch           string `json:"pytorch"`
+	BitsAndBytes      bool   `json:"bitsandbytes"`
+	FlashAttn2        bool   `json:"flash_attn2"`
+	StackSource       string `json:"stack_source"`
 }
 
 // HBM reports whether the GPU's memory is HBM (stacked, wide and high-latency) rather
 // than GDDR.
 func (g GPU) HBM() bool { return strings.HasPrefix(strings.ToUpper(g.MemoryType), "HBM") }
 
+// PyTorch support levels (gpus.csv pytorch column).
+const (
+	StackYes    = "yes"    // the current default wheels run it
+	StackLegacy = "legacy" // only the CUDA 12.6 wheels (sm_50-sm_70), dropped from CUDA 12.8+/13 builds
+	StackNo     = "no"     // no current PyTorch wheel runs it (Kepler, RDNA1)
+)
+
+// RunsPyTorch reports whether some current PyTorch wheel runs on the GPU.
+func (g GPU) RunsPyTorch() bool { return g.PyTorch == StackYes || g.PyTorch == StackLegacy }
+
 // FlashAttention reports whether FlashAttention-2 kernels run on the GPU: they need
-// NVIDIA Ampere (sm80) or newer, or AMD CDNA 3+ (ROCm's flash-attention port).
-func (g GPU) FlashAttention() bool {
-	switch g.Architecture {
-	case "Ampere", "Ada Lovelace", "Hopper", "Blackwell", "Blackwell Ultra", "CDNA 3", "CDNA 4":
-		return true
+// NVIDIA Ampere (sm80) or newer, or AMD CDNA 3+ (ROCm's flash-attention port); gpus.csv's
+// flash_attn2 column holds it per model.
+func (g GPU) FlashAttention() bool { return g.FlashAttn2 }
+
+// Usable is the memory a program can allocate on one GPU of the model: the catalog's
+// usable figure, or reported (the provider's figure) for a GPU the catalog lacks.
+func (g GPU) Usable(reported float64) float64 {
+	if g.UsableGiB > 0 {
+		return g.UsableGiB
 	}
-	return false
+	return reported
 }
 
 // HalfTFLOPS is the dense tensor throughput the GPU gives a bf16 job (or an fp16 job on
@@ -126,7 +154,7 @@ func ParseGPUCatalog(r io.Reader) ([]GPU, error) {
 	for i, h := range header {
 		col[h] = i
 	}
-	for _, need := range []string{"gpu_model", "vendor", "architecture", "memory_gib", "memory_bandwidth_gbs", "fp32_tflops", "fp16_tflops_dense", "bf16_tflops_dense", "int8_tops_dense", "supports_bf16", "nvlink", "released", "source"} {
+	for _, need := range []string{"gpu_model", "vendor", "architecture", "memory_gb", "memory_bandwidth_gbs", "fp32_tflops", "fp16_tflops_dense", "bf16_tflops_dense", "int8_tops_dense", "supports_bf16", "nvlink", "released", "source"} {
 		if _, ok := col[need]; !ok {
 			return nil, fmt.Errorf("gpus.csv: missing column %q", need)
 		}
@@ -153,11 +181,14 @@ func ParseGPUCatalog(r io.Reader) ([]GPU, error) {
 			return &v, nil
 		}
 		g := GPU{Model: rec[col["gpu_model"]], Vendor: rec[col["vendor"]], Architecture: rec[col["architecture"]], Source: rec[col["source"]]}
-		mem, err := opt("memory_gib")
+		mem, err := opt("memory_gb")
 		if err != nil || mem == nil {
-			return nil, fmt.Errorf("gpus.csv:%d: memory_gib is required", line)
+			return nil, fmt.Errorf("gpus.csv:%d: memory_gb is required", line)
 		}
-		g.MemGiB = *mem
+		g.MemGB = *mem
+		if err := parseStack(rec, col, line, &g); err != nil {
+			return nil, err
+		}
 		for name, dst := range map[string]**float64{"memory_bandwidth_gbs": &g.BandwidthGBs, "fp32_tflops": &g.FP32TFLOPS, "fp16_tflops_dense": &g.FP16TFLOPS, "bf16_tflops_dense": &g.BF16TFLOPS, "int8_tops_dense": &g.INT8TOPS} {
 			if *dst, err = opt(name); err != nil {
 				return nil, err
@@ -189,4 +220,42 @@ func ParseGPUCatalog(r io.Reader) ([]GPU, error) {
 		}
 		out = append(out, g)
 	}
+}
+
+// parseStack reads the optional usable-memory and software-stack columns (a catalog
+// without them, like an older gpus.csv, leaves them zero: usable = reported memory,
+// PyTorch support assumed, no bitsandbytes/flash claims).
+func parseStack(rec []string, col map[string]int, line int, g *GPU) error {
+	get := func(name string) string {
+		if i, ok := col[name]; ok && i < len(rec) {
+			return strings.TrimSpace(rec[i])
+		}
+		return ""
+	}
+	if s := get("usable_gib"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("gpus.csv:%d: usable_gib %q: not a positive number", line, s)
+		}
+		g.UsableGiB = v
+	}
+	g.UsableSource, g.ComputeCapability, g.StackSource = get("usable_source"), get("compute_capability"), get("stack_source")
+	g.PyTorch = get("pytorch")
+	switch g.PyTorch {
+	case "":
+		g.PyTorch = StackYes
+	case StackYes, StackLegacy, StackNo:
+	default:
+		return fmt.Errorf("gpus.csv:%d: pytorch %q: want yes, legacy or no", line, g.PyTorch)
+	}
+	for name, dst := range map[string]*bool{"bitsandbytes": &g.BitsAndBytes, "flash_attn2": &g.FlashAttn2} {
+		switch v := get(name); v {
+		case "yes":
+			*dst = true
+		case "no", "":
+		default:
+			return fmt.Errorf("gpus.csv:%d: %s %q: want yes or no", line, name, v)
+		}
+	}
+	return nil
 }

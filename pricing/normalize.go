@@ -132,7 +132,7 @@ func NormalizeGPU(name string, memGiB float64) (string, bool) {
 	raw := strings.TrimSpace(name)
 	// A canonical name maps to itself, unless the reported memory says it is the other
 	// variant (AWS reports p4de's GPUs as "A100" with 80 GiB each).
-	if g, ok := LookupGPU(raw); ok && (memGiB == 0 || math.Abs(memGiB-g.MemGiB) <= 0.15*g.MemGiB) {
+	if g, ok := LookupGPU(raw); ok && (memGiB == 0 || math.Abs(memGiB-g.MemGB) <= 0.15*g.MemGB) {
 		return g.Model, true
 	}
 	s := strings.ToLower(raw)

@@ -80,7 +80,7 @@ func TestGPUCatalog(t *testing.T) {
 		t.Fatalf("catalog has %d GPUs; want 42", len(gpus))
 	}
 	t4, ok := LookupGPU("t4")
-	if !ok || t4.SupportsBF16 || t4.FlashAttention() || t4.MemGiB != 16 {
+	if !ok || t4.SupportsBF16 || t4.FlashAttention() || t4.MemGB != 16 {
 		t.Errorf("T4 = %+v; want 16 GiB, no bf16, no flash attention", t4)
 	}
 	h100, _ := LookupGPU("H100")

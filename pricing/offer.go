@@ -32,19 +32,22 @@ func ParsePurchase(s string) (Purchase, error) {
 // whole instance. Memory is stored per GPU; totals are derived, never stored, so the two
 // can't disagree.
 type Offer struct {
-	Provider     string    `json:"provider"`
-	Region       string    `json:"region"`
-	Zone         string    `json:"zone"`
-	InstanceType string    `json:"instance_type"`
-	GPUModel     string    `json:"gpu_model"`   // canonical name from the GPU catalog, or the raw name when unknown
-	GPUCount     float64   `json:"gpu_count"`   // fractional for vGPU slices (e.g. 0.125 of an L4)
-	GPUMemGiB    float64   `json:"gpu_mem_gib"` // per whole GPU, also for a slice (which holds GPUCount × GPUMemGiB)
-	VCPUs        float64   `json:"vcpus"`
-	RAMGiB       float64   `json:"ram_gib"`
-	Purchase     Purchase  `json:"purchase"`
-	PriceUSDHr   float64   `json:"price_usd_hr"`
-	Currency     string    `json:"currency"`
-	ObservedAt   time.Time `json:"observed_at"`
+	Provider     string  `json:"provider"`
+	Region       string  `json:"region"`
+	Zone         string  `json:"zone"`
+	InstanceType string  `json:"instance_type"`
+	GPUModel     string  `json:"gpu_model"`   // canonical name from the GPU catalog, or the raw name when unknown
+	GPUCount     float64 `json:"gpu_count"`   // fractional for vGPU slices (e.g. 0.125 of an L4)
+	GPUMemGiB    float64 `json:"gpu_mem_gib"` // per whole GPU, also for a slice (which holds GPUCount × GPUMemGiB)
+	// GPUMemReportedGiB is the provider's own per-GPU figure, kept as information once
+	// WithUsableMemory has replaced GPUMemGiB by the catalog's usable memory (0 before).
+	GPUMemReportedGiB float64   `json:"gpu_mem_reported_gib,omitempty"`
+	VCPUs             float64   `json:"vcpus"`
+	RAMGiB            float64   `json:"ram_gib"`
+	Purchase          Purchase  `json:"purchase"`
+	PriceUSDHr        float64   `json:"price_usd_hr"`
+	Currency          string    `json:"currency"`
+	ObservedAt        time.Time `json:"observed_at"`
 	// Source says where the price came from: "snapshot" for the embedded catalog,
 	// "api" for a live refresh, "file" for a user's price file.
 	Source string `json:"source"`
@@ -80,6 +83,22 @@ func (k Key) String() string {
 
 // Fractional reports whether the offer is a slice of one GPU (vGPU, MIG-like partition).
 func (o Offer) Fractional() bool { return o.GPUCount > 0 && o.GPUCount < 1 }
+
+// WithUsableMemory returns the offer with GPUMemGiB set to the memory a CUDA/ROCm program
+// can use on its GPU model (gpus.csv usable_gib), whatever the provider reported: AWS
+// reports an L4 as 22.4 GiB, others as 24 (datasheet GB), and neither is what
+// torch.cuda.get_device_properties().total_memory says (~22.0). The provider's figure moves
+// to GPUMemReportedGiB. A GPU the catalog lacks keeps the reported figure.
+func (o Offer) WithUsableMemory() Offer {
+	if o.GPUMemReportedGiB != 0 {
+		return o // already applied
+	}
+	if g, ok := LookupGPU(o.GPUModel); ok && g.UsableGiB > 0 {
+		o.GPUMemReportedGiB = o.GPUMemGiB
+		o.GPUMemGiB = g.UsableGiB
+	}
+	return o
+}
 
 // TotalGPUMemGiB is the VRAM of the whole instance. For a fractional offer GPUMemGiB is
 // the memory of the whole physical GPU (as clouds and the snapshot report it), so a 1/8

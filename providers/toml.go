@@ -3,6 +3,7 @@ package providers
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -24,11 +25,41 @@ func TOMLErrorString(path string, err error) string {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, col := de.Position()
-		msg := de.Error()
+		msg := plainTOMLType(de.Error())
 		if k := de.Key(); len(k) > 0 {
 			msg = fmt.Sprintf("key %q: %s", strings.Join(k, "."), msg)
 		}
 		return fmt.Sprintf("%s:%d:%d: %s", path, row, col, msg)
 	}
 	return fmt.Sprintf("%s: %v", path, err)
+}
+
+var tomlTypeRE = regexp.MustCompile(`^(?:toml: )?cannot (?:decode|store) TOML (\w+) into (?:struct field \S+|a Go value) of type (\S+)$`)
+
+// plainTOMLType rewrites the decoder's "cannot decode TOML string into struct field
+// aws.Config.Enabled of type bool" into what the key wants, in TOML terms: no Go type or
+// struct names reach the user.
+func plainTOMLType(msg string) string {
+	m := tomlTypeRE.FindStringSubmatch(msg)
+	if m == nil {
+		return strings.TrimPrefix(msg, "toml: ")
+	}
+	want := "a different kind of value"
+	switch t := strings.TrimPrefix(m[2], "*"); {
+	case t == "bool":
+		want = "true or false"
+	case t == "string":
+		want = "a quoted string"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		want = "a whole number"
+	case strings.HasPrefix(t, "float"):
+		want = "a number"
+	case strings.HasPrefix(t, "[]"):
+		want = "a list, e.g. [\"a\", \"b\"]"
+	case strings.HasSuffix(t, "Duration"):
+		want = "a duration string, e.g. \"10m\""
+	case strings.HasPrefix(t, "map[") || strings.Contains(t, "."):
+		want = "a table"
+	}
+	return fmt.Sprintf("got a TOML %s; want %s", m[1], want)
 }

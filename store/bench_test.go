@@ -29,7 +29,7 @@ func syntheticOffers(provider string, n int, observed time.Time) []pricing.Offer
 		}
 		out[i] = pricing.Offer{
 			Provider: provider, Region: fmt.Sprintf("r%02d", (i/3)%25), InstanceType: fmt.Sprintf("type-%d", i),
-			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGiB, VCPUs: 8 * c, RAMGiB: 64 * c,
+			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, VCPUs: 8 * c, RAMGiB: 64 * c,
 			Purchase: p, PriceUSDHr: 0.1 + float64((i*7919)%100000)/1000*c, Currency: "USD", Source: pricing.SourceAPI,
 			ObservedAt: observed,
 		}

@@ -163,6 +163,13 @@ func (s *Store) queryOffers(ctx context.Context, q Query) ([]pricing.Offer, erro
 			return nil, s.dbError("query offers", err)
 		}
 		o.ObservedAt = fromUnix(seen)
+		// Memory is the GPU model's usable figure (pricing.Offer.WithUsableMemory); the SQL
+		// filters above saw the provider's figure, so the VRAM filters are applied again to
+		// the usable one (an L4 reported as 24 does not pass --min-vram 24).
+		o = o.WithUsableMemory()
+		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
+			continue
+		}
 		out = append(out, o)
 	}
 	return out, s.dbError("query offers", rows.Err())

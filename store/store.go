@@ -39,6 +39,8 @@ type Store struct {
 	path string
 	// cache, when set (CacheOffers), serves repeated Offers queries from memory.
 	cache *offerCache
+	// readOnly: the file cannot be written (openReadOnly).
+	readOnly bool
 }
 
 //go:embed migrations/*.sql
@@ -72,6 +74,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "database %s: cannot create its directory: %w", path, unwrapPathError(err))
 	}
+	fst, err := checkOwnership(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if fst.readOnly {
+		return openReadOnly(ctx, path)
+	}
 	db, err := sql.Open("sqlite", path+"?"+dsnParams)
 	if err != nil {
 		return nil, openError(path, err)
@@ -100,8 +109,50 @@ func (s *Store) init(ctx context.Context) error {
 	if err := s.migrate(ctx); err != nil {
 		return err
 	}
+	// Mark the file as picker's (application_id) with its schema version (user_version).
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", ApplicationID, v)); err != nil {
+		return openError(s.path, err)
+	}
 	return nil
 }
+
+// openReadOnly opens a database this process cannot write: no WAL switch, no
+// migrations, no seeding; reads work when its schema is one this picker knows.
+// immutable=1 lets SQLite read a WAL-mode file without creating its -shm file.
+func openReadOnly(ctx context.Context, path string) (*Store, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	s := &Store{db: db, path: path, readOnly: true}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, openError(path, err)
+	}
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		db.Close()
+		return nil, pricing.Errorf(pricing.Unavailable, "database %s is read-only and has no picker schema: %v", path, err)
+	}
+	ms, err := migrations()
+	if err != nil {
+		db.Close()
+		return nil, pricing.Errorf(pricing.Internal, "store migrations: %w", err)
+	}
+	if latest := ms[len(ms)-1].version; v != latest {
+		db.Close()
+		return nil, pricing.Errorf(pricing.Unavailable, "database %s is read-only at schema version %d; this picker needs %d and cannot migrate it", path, v, latest)
+	}
+	return s, nil
+}
+
+// ReadOnly reports whether the database was opened read-only (the file cannot be
+// written): reads work, refreshes fail.
+func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // Close closes the database. Pending WAL content is checkpointed by SQLite when the
 // last connection closes.

@@ -366,8 +366,8 @@ func TestOffersFilters(t *testing.T) {
 	}
 	// Offers round-trip every fact.
 	got, _ := s.Offers(ctx, Query{Providers: []string{"aws"}, Limit: 1})
-	want := byProvider["aws"][1]
-	if got[0] != want {
+	want := byProvider["aws"][1].WithUsableMemory() // memory read back is the GPU's usable figure
+	if got[0] != want || want.GPUMemReportedGiB != byProvider["aws"][1].GPUMemGiB {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got[0], want)
 	}
 	if !got[0].Fractional() {

@@ -52,9 +52,13 @@ var askGroups = []fieldGroup{
 		{Name: "grad-ckpt", Label: "Gradient checkpointing", Kind: "checkbox"},
 	}},
 	{Legend: "Training details", Fields: []field{
+		{Name: "framework", Label: "Framework", Kind: "select", Options: names(fit.Frameworks), Default: "hf", Help: "whose defaults fill unset fields"},
 		{Name: "optimizer", Label: "Optimizer", Kind: "select", Options: names(fit.Optimizers), Default: "adamw"},
+		{Name: "optimizer-step", Label: "Optimizer step", Kind: "select", Options: names(fit.OptimizerSteps), Default: "framework's"},
+		{Name: "loss", Label: "Loss", Kind: "select", Options: names(fit.Losses), Default: "framework's"},
 		{Name: "lora-r", Label: "LoRA rank", Kind: "number", Default: "8"},
 		{Name: "lora-targets", Label: "LoRA targets", Kind: "text", Default: "q_proj,v_proj", Help: "comma list or all-linear"},
+		{Name: "lora-dropout", Label: "LoRA dropout", Kind: "number", Step: "any", Default: "framework's"},
 		{Name: "shard", Label: "Sharding", Kind: "select", Options: names(fit.Shards), Default: "none / tp"},
 		{Name: "offload", Label: "Offload", Kind: "select", Options: names(fit.Offloads), Default: "none"},
 		{Name: "attention", Label: "Attention", Kind: "select", Options: names(fit.Attentions), Default: "sdpa"},
@@ -62,6 +66,7 @@ var askGroups = []fieldGroup{
 		{Name: "params", Label: "Parameter count", Kind: "text", Help: "when no architecture is known (7b)"},
 		{Name: "resolution", Label: "Image resolution", Kind: "text", Help: "image-gen: WxH"},
 		{Name: "images", Label: "Images per batch", Kind: "number", Default: "1"},
+		{Name: "vae-tiling", Label: "VAE tiling", Kind: "checkbox"},
 	}},
 	{Legend: "Inference and time", Fields: []field{
 		{Name: "engine", Label: "Inference engine", Kind: "select", Options: fit.Engines, Default: fit.DefaultEngine},

@@ -429,3 +429,36 @@ func TestSortOffersKeepsTies(t *testing.T) {
 		}
 	}
 }
+
+// fixedRec answers every question with one recommendation.
+type fixedRec struct {
+	testBackend
+	rec *fit.Recommendation
+}
+
+func (f *fixedRec) Recommend(context.Context, url.Values) (*fit.Recommendation, error) {
+	return f.rec, nil
+}
+
+// The parts of a recommendation only some questions produce: a multi-instance plan,
+// the cheapest cluster, offers left out.
+func TestAskRendersPlansAndExclusions(t *testing.T) {
+	b := newTestBackend(t)
+	o := pricing.Offer{Provider: "aws", Region: "us-east-1", InstanceType: "p5.48xlarge", GPUModel: "H100", GPUCount: 8, GPUMemGiB: 80,
+		Purchase: pricing.OnDemand, PriceUSDHr: 55.04, Currency: "USD", ObservedAt: b.now}
+	plan := fit.Fit{Offer: o, Nodes: 3, GPUsUsed: 8, ClusterPriceUSDHr: 165.12, Interconnect: "EFA", Layout: "ZeRO-3 across 24 GPUs"}
+	rec := &fit.Recommendation{Offers: []fit.Fit{plan}, CheapestCluster: &plan,
+		Excluded: []fit.Exclusion{{GPUModel: "A100", Offers: 7, Reason: "no fp8"}}}
+	h := Handler(&fixedRec{*b, rec}, Options{Now: func() time.Time { return b.now }})
+	body := get(t, h, "/?model=x").Body.String()
+	for _, want := range []string{
+		`<th scope="col" class="n">Cluster $/h</th>`, `<td class="n">165.12</td>`,
+		`3 × p5.48xlarge = 24 GPUs (EFA): ZeRO-3 across 24 GPUs`,
+		`id="cheapest-cluster">Cheapest plan across instances: 3 × aws us-east-1`,
+		`<strong>A100</strong> (7 offers): no fp8`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}

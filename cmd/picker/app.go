@@ -61,6 +61,8 @@ type app struct {
 
 	cfg *config.Config
 	st  *store.Store
+	// cmdPath is the command that ran ("picker recommend"), for the help hint of errors.
+	cmdPath string
 }
 
 // usageError marks errors in how picker was invoked (exit 2, usage printed).
@@ -92,7 +94,10 @@ func (m Main) Run(ctx context.Context) int {
 	root.SetArgs(m.Args)
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if cmd != nil {
+		a.cmdPath = cmd.CommandPath()
+	}
 	if a.st != nil {
 		if cerr := a.st.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -113,7 +118,7 @@ func (a *app) exitCode(err error) int {
 		return exitNoFit
 	case errors.As(err, &ue):
 		fmt.Fprintln(a.stderr, "picker:", ue.err)
-		fmt.Fprintln(a.stderr, "Run 'picker --help' for usage.")
+		fmt.Fprintf(a.stderr, "Run '%s --help' for usage.\n", cmp.Or(a.cmdPath, "picker"))
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(a.stderr, "picker: interrupted")
@@ -122,6 +127,9 @@ func (a *app) exitCode(err error) int {
 	fmt.Fprintln(a.stderr, "picker:", err)
 	switch pricing.ErrorCode(err) {
 	case pricing.Invalid, pricing.NotFound:
+		if pricing.ErrorParam(err) != "" && a.cmdPath != "" {
+			fmt.Fprintf(a.stderr, "Run '%s --help' for usage.\n", a.cmdPath)
+		}
 		return exitUsage
 	}
 	return exitRuntime
@@ -149,13 +157,14 @@ that fits.`,
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log debug detail")
 	pf.StringVar(&a.logFormat, "log-format", cmp.Or(a.m.Getenv("PICKER_LOG_FORMAT"), "text"), "log format on stderr: text or json (env PICKER_LOG_FORMAT)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		return usageError{plainFlagError(err)}
 	})
 	root.AddCommand(
-		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(),
+		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(), a.versionCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Flags().SortFlags = false
+		c.Args = noArgs(a.m.Args) // no command takes arguments: a stray one is a usage error
 	}
 	// Unknown subcommands and stray arguments are usage errors, not runtime errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {
@@ -219,6 +228,7 @@ func (a *app) store(ctx context.Context) (*store.Store, error) {
 	if res.Offers > 0 {
 		a.log.Info("created price database from the embedded snapshot", "path", path, "offers", res.Offers, "snapshot", snapshot.Date().Format("2006-01-02"))
 	}
+	a.log.Debug("opened price database", "path", path, "read_only", st.ReadOnly(), "config", a.cfg.Path)
 	a.st = st
 	return st, nil
 }

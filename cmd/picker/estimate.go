@@ -72,15 +72,18 @@ func (a *app) estimateCmd() *cobra.Command {
 
 func writeEstimate(s *IOStreams, r *fit.Result) error {
 	w := s.Out
+	for _, warn := range r.Warnings {
+		fmt.Fprintln(s.ErrOut, "warning:", warn)
+	}
 	switch s.Format {
 	case "json":
 		return writeJSON(w, r)
 	case "csv":
 		b := r.Breakdown
 		return writeCSV(w, []string{"model", "task", "precision", "quant", "batch", "seq_len", "gpus", "shard", "trainable_params",
-			"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "kv_cache_gib", "workspace_gib", "peak_allocated_gib", "device_total_gib", "cpu_ram_gib"},
+			"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "kv_cache_gib", "workspace_gib", "peak_allocated_gib", "device_total_gib", "cpu_ram_gib", "peak_reserved_gib", "framework"},
 			[][]string{{r.Model.Name, string(r.Job.Task), string(r.Job.Precision), string(r.Job.Quant), fmt.Sprint(r.Job.Batch), fmt.Sprint(r.Job.SeqLen), fmt.Sprint(r.Job.GPUs), string(r.Job.Shard), fmt.Sprint(r.TrainableParams),
-				num(b.Weights, 3), num(b.Gradients, 3), num(b.Optimizer, 3), num(b.Activations, 3), num(b.KVCache, 3), num(b.Workspace, 3), num(r.PeakAllocatedGiB, 3), num(r.DeviceTotalGiB, 3), num(r.CPURAMGiB, 3)}})
+				num(b.Weights, 3), num(b.Gradients, 3), num(b.Optimizer, 3), num(b.Activations, 3), num(b.KVCache, 3), num(b.Workspace, 3), num(r.PeakAllocatedGiB, 3), num(r.DeviceTotalGiB, 3), num(r.CPURAMGiB, 3), num(r.PeakReservedGiB, 3), string(r.Job.Framework)}})
 	}
 	fmt.Fprintf(w, "%s (%s, %s)  %s\n", r.Model.Name, r.Model.Architecture, paramSummary(r.Model), jobSummary(r.Job))
 	if r.TrainableParams > 0 {
@@ -96,7 +99,8 @@ func writeEstimate(s *IOStreams, r *fit.Result) error {
 		t.add(row.name, num(row.v, 2))
 	}
 	t.add("peak allocated", num(r.PeakAllocatedGiB, 2))
-	t.add("+ cuda context & allocator", num(r.DeviceTotalGiB-r.PeakAllocatedGiB, 2))
+	t.add("peak reserved (+ allocator cache)", num(r.PeakReservedGiB, 2))
+	t.add("+ cuda context", num(r.DeviceTotalGiB-r.PeakReservedGiB, 2))
 	t.add("device total (must fit)", num(r.DeviceTotalGiB, 2))
 	if r.CPURAMGiB > 0 {
 		t.add("host RAM", num(r.CPURAMGiB, 2))
@@ -118,6 +122,9 @@ func writeEstimate(s *IOStreams, r *fit.Result) error {
 
 func jobSummary(j fit.Job) string {
 	parts := []string{string(j.Task), string(j.Precision)}
+	if j.Framework != "" && j.Framework != fit.FrameworkHF {
+		parts = append(parts, string(j.Framework))
+	}
 	if j.Quant.Quantized() {
 		parts = append(parts, string(j.Quant))
 	}

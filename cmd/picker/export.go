@@ -22,6 +22,10 @@ func (a *app) exportCmd() *cobra.Command {
   picker export --format json --gpu-model A100-80GB,H100`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if format, err = exportFormat(cmd, format, a.output); err != nil {
+				return err
+			}
 			if format != "csv" && format != "json" {
 				return usageError{fmt.Errorf("--format %q: want csv or json", format)}
 			}
@@ -31,7 +35,7 @@ func (a *app) exportCmd() *cobra.Command {
 			return a.runExport(cmd.Context(), f.q, format, out)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
+	cmd.Flags().StringVar(&format, "format", "csv", "csv or json (-o json or -o csv says the same)")
 	cmd.Flags().StringVar(&out, "out", "", "write to this file (atomically) instead of stdout")
 	registerParams(cmd.Flags(), ps)
 	return cmd
@@ -73,4 +77,21 @@ func (a *app) runExport(ctx context.Context, q store.Query, format, out string) 
 	}
 	fmt.Fprintf(a.stderr, "wrote %d offers to %s\n", len(offers), out)
 	return nil
+}
+
+// exportFormat reconciles --format with the global -o: -o csv/json alone sets the format,
+// the two given with different values is a usage error, and -o table is not an export
+// format.
+func exportFormat(cmd *cobra.Command, format, output string) (string, error) {
+	o := cmd.Flag("output")
+	if o == nil || !o.Changed {
+		return format, nil
+	}
+	if output != "csv" && output != "json" {
+		return "", usageError{fmt.Errorf("-o %s: export writes csv or json", output)}
+	}
+	if cmd.Flags().Changed("format") && format != output {
+		return "", usageError{fmt.Errorf("--format %s and -o %s disagree; give one of them", format, output)}
+	}
+	return output, nil
 }

@@ -57,15 +57,15 @@ func (a *app) runGPUs(ctx context.Context) error {
 		var recs [][]string
 		for _, r := range rows {
 			for _, p := range r.Providers {
-				recs = append(recs, []string{r.Model, num(r.MemGiB, 1), r.Architecture, fmt.Sprint(r.SupportsBF16), p.Provider, optUSD(p.OnDemand, ""), optUSD(p.Spot, "")})
+				recs = append(recs, []string{r.Model, num(r.MemGB, 1), num(r.UsableGiB, 2), r.Architecture, fmt.Sprint(r.SupportsBF16), p.Provider, optUSD(p.OnDemand, ""), optUSD(p.Spot, "")})
 			}
 			if len(r.Providers) == 0 {
-				recs = append(recs, []string{r.Model, num(r.MemGiB, 1), r.Architecture, fmt.Sprint(r.SupportsBF16), "", "", ""})
+				recs = append(recs, []string{r.Model, num(r.MemGB, 1), num(r.UsableGiB, 2), r.Architecture, fmt.Sprint(r.SupportsBF16), "", "", ""})
 			}
 		}
-		return writeCSV(a.stdout, []string{"gpu_model", "memory_gib", "architecture", "supports_bf16", "provider", "on_demand_usd_gpu_hr", "spot_usd_gpu_hr"}, recs)
+		return writeCSV(a.stdout, []string{"gpu_model", "memory_gb", "usable_gib", "architecture", "supports_bf16", "provider", "on_demand_usd_gpu_hr", "spot_usd_gpu_hr"}, recs)
 	}
-	t := &table{headers: []string{"GPU", "GiB", "ARCH", "BF16", "CHEAPEST $/GPU-HR", "SPOT $/GPU-HR", "ON-DEMAND / SPOT PER PROVIDER ($/GPU-HR)"}}
+	t := &table{headers: []string{"GPU", "GB", "USABLE GiB", "ARCH", "BF16", "CHEAPEST $/GPU-HR", "SPOT $/GPU-HR", "ON-DEMAND / SPOT PER PROVIDER ($/GPU-HR)"}}
 	for _, r := range rows {
 		var parts []string
 		for _, p := range r.Providers {
@@ -75,7 +75,7 @@ func (a *app) runGPUs(ctx context.Context) error {
 		if r.SupportsBF16 {
 			bf16 = "yes"
 		}
-		t.add(r.Model, num(r.MemGiB, 0), r.Architecture, bf16, optUSD(r.CheapestOnDemand, "-"), optUSD(r.CheapestSpot, "-"), strings.Join(parts, ", "))
+		t.add(r.Model, num(r.MemGB, 0), num(r.UsableGiB, 1), r.Architecture, bf16, optUSD(r.CheapestOnDemand, "-"), optUSD(r.CheapestSpot, "-"), strings.Join(parts, ", "))
 	}
 	return t.write(a.stdout, a.tty)
 }

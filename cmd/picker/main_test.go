@@ -140,7 +140,7 @@ func TestExportCSVAtomic(t *testing.T) {
 			if got, want := rec[col["price_per_gpu_usd_hr"]], "2.744705"; got != want { // 21.957642 / 8
 				t.Errorf("p4d per-GPU price = %s; want %s", got, want)
 			}
-			if got, want := rec[col["price_per_gib_usd_hr"]], "0.068618"; got != want { // 21.957642 / 320
+			if got, want := rec[col["price_per_gib_usd_hr"]], "0.069486"; got != want { // 21.957642 / (8 x 39.50 usable GiB of an A100 40GB)
 				t.Errorf("p4d per-GiB price = %s; want %s", got, want)
 			}
 		}

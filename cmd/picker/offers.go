@@ -161,6 +161,9 @@ func RunOffers(ctx context.Context, o *OffersOptions) ([]pricing.Offer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := o.Filters.checkNames(ctx, st); err != nil {
+		return nil, err
+	}
 	q := o.Filters.q
 	q.Limit = o.Limit
 	offers, err := st.Offers(ctx, q)
@@ -243,4 +246,42 @@ func writeOffers(s *IOStreams, offers []pricing.Offer) error {
 		fmt.Fprintf(s.ErrOut, "%d offers\n", len(offers))
 	}
 	return nil
+}
+
+// checkNames rejects --provider and --region values no stored offer has (a typo is a
+// usage error naming the closest names, not "nothing fits"). It reads the whole catalogue
+// only when one of those filters is given.
+func (f *offerFilters) checkNames(ctx context.Context, st offerStore) error {
+	if len(f.q.Providers) == 0 && len(f.q.Regions) == 0 {
+		return nil
+	}
+	all, err := st.Offers(ctx, store.Query{})
+	if err != nil {
+		return err
+	}
+	if len(all) == 0 {
+		return nil // nothing stored: the empty answer says to refresh
+	}
+	provs, regions := map[string]bool{}, map[string]bool{}
+	for _, o := range all {
+		provs[o.Provider] = true
+		regions[o.Region] = true
+	}
+	check := func(flag string, vals []string, known map[string]bool) error {
+		names := make([]string, 0, len(known))
+		for k := range known {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, v := range vals {
+			if !known[v] {
+				return pricing.ParamErrorf(pricing.Invalid, flag, "--%s %q: no stored offer has it; closest: %s", flag, v, strings.Join(closest(v, names, 4), ", "))
+			}
+		}
+		return nil
+	}
+	if err := check("provider", f.q.Providers, provs); err != nil {
+		return err
+	}
+	return check("region", f.q.Regions, regions)
 }

@@ -22,7 +22,7 @@ type IOStreams struct {
 	Out, ErrOut io.Writer
 	Format      string // table, json or csv
 	TTY         bool
-	Verbose     bool // -v: tables add detail (recommend's time-cost frontier)
+	Verbose     bool // -v: tables add detail (recommend's time-cost frontier, exclusions, assumptions, per-offer notes, the ladder's rejected rungs)
 	Now         func() time.Time
 }
 
@@ -79,6 +79,10 @@ func writeCSV(w io.Writer, header []string, rows [][]string) error {
 // writeFileAtomic writes through a temporary file in the same directory and renames
 // it over path, so readers never see a half-written export.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
+	mode, err := outFileMode(path)
+	if err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -86,6 +90,10 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after a successful rename
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if err := write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
@@ -130,4 +138,21 @@ func formatAge(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%d d", int(d.Hours()/24))
 	}
+}
+
+// oneLine keeps a table row on one line: a multi-line message ("13/13 regions failed:"
+// then one line per region) becomes its first line and a count of the rest; JSON, CSV
+// and -v logs carry it whole.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	first, rest, ok := strings.Cut(s, "\n")
+	if !ok {
+		return s
+	}
+	n := strings.Count(strings.TrimSpace(rest), "\n") + 1
+	first = strings.TrimSpace(first)
+	if !strings.HasSuffix(first, ":") && first != "" {
+		first += ";"
+	}
+	return fmt.Sprintf("%s … %d more line(s) (-o json or -v for all)", first, n)
 }

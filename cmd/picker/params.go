@@ -206,3 +206,14 @@ func nonNegative(name string, dst *float64) func(string) error {
 		return nil
 	}
 }
+
+// parseBool parses a switch's value ("" is true, as a bare switch).
+func parseBool(name string, v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "true", "1", "yes":
+		return true, nil
+	case "false", "0", "no":
+		return false, nil
+	}
+	return false, pricing.Errorf(pricing.Invalid, "--%s %q: want true or false", name, v)
+}

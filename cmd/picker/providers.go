@@ -125,7 +125,7 @@ func writeProviders(s *IOStreams, rows []providerRow) error {
 				enabled = "yes"
 			}
 		}
-		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), r.LastError)
+		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), oneLine(r.LastError))
 	}
 	return t.write(s.Out, s.TTY)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,12 +44,16 @@ type RecommendOptions struct {
 	PromptTokens, OutputTokens, Requests float64
 	SetupHours                           *float64
 	Deadline                             time.Duration
+	ByRegion                             bool
+	Vendor                               string // fit.VendorAny, VendorNVIDIA or VendorAMD
 
 	Resolve    ModelResolver
 	Store      func(context.Context) (offerStore, error)
 	IO         *IOStreams // where recommendRun prints; the API and web pages render the result themselves
 	Now        func() time.Time
 	StaleAfter time.Duration // [recommend] stale_after; 0 = no freshness warning
+	// Log gets -v's detail: the model resolved, the offers read, the ladder's verdicts.
+	Log *slog.Logger
 }
 
 func (o *RecommendOptions) params() []param {
@@ -59,9 +64,13 @@ func (o *RecommendOptions) params() []param {
 		param{name: "rank", usage: "hourly (cheapest per hour) or job (cheapest for the whole job; needs --tokens)", def: string(fit.RankHourly),
 			set: func(v string) (err error) { o.Rank, err = fit.ParseRank(v); return }},
 		param{name: "tokens", usage: "training or generated tokens of the whole job (e.g. 2e9), for --rank job and time estimates", set: o.setTokens},
+		param{name: "by-region", kind: kindBool, usage: "list an instance once per region (default: one row per instance and price, with its regions)",
+			set: func(v string) (err error) { o.ByRegion, err = parseBool("by-region", v); return }},
 		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
 			set: func(v string) (err error) { o.Top, err = parseInt("top", 1)(v); return }},
 		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(fit.DefaultHeadroomPct), set: o.setHeadroom},
+		param{name: "vendor", usage: "GPU vendor: nvidia, amd or any", def: fit.VendorAny,
+			set: func(v string) (err error) { o.Vendor, err = fit.ParseVendor(v); return }},
 		param{name: "mfu", kind: kindFloat, usage: "override the time model's GEMM efficiency (share of dense peak, 0-1; 0 = per GPU generation)",
 			set: func(v string) (err error) { o.MFU, err = parseFloat("mfu")(v); return }},
 		param{name: "prompt-tokens", kind: kindFloat, usage: "inference: prompt tokens per request", set: nonNegative("prompt-tokens", &o.PromptTokens)},
@@ -148,23 +157,34 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	if err != nil {
 		return nil, err
 	}
+	if err := o.Filters.checkNames(ctx, st); err != nil {
+		return nil, err
+	}
 	q := o.Filters.q
 	q.MaxGPUs = float64(o.MaxGPUs)
 	offers, err := st.Offers(ctx, q)
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	rec, err := fit.Recommend(fit.RecommendInput{
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs, Offers: offers,
 		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
 		Engine: o.Engine, PromptTokens: o.PromptTokens, OutputTokens: o.OutputTokens, Requests: o.Requests,
-		SetupHours: o.SetupHours, Deadline: o.Deadline,
+		SetupHours: o.SetupHours, Deadline: o.Deadline, Vendor: o.Vendor, ByRegion: o.ByRegion,
 	})
 	if err != nil {
 		return nil, err
 	}
 	if len(offers) == 0 {
 		rec.NearestMiss += "; widen them or run `picker refresh`"
+	}
+	if o.Log != nil {
+		o.Log.Debug("recommend", "model", m.Name, "source", m.Source, "params", m.Params(), "offers_read", len(offers),
+			"fits_shown", len(rec.Offers), "ladder", len(rec.Ladder), "rejected", len(rec.Rejected), "took", time.Since(start).Round(time.Millisecond))
+		for _, r := range rec.Rejected {
+			o.Log.Debug("ladder rung left out", "change", r.Change, "flags", r.Flags, "why", r.Reason)
+		}
 	}
 	rec.Warnings = append(rec.Warnings, freshnessWarnings(rec.Offers, o.Now(), o.StaleAfter)...)
 	if rec.Offers == nil {
@@ -206,7 +226,7 @@ func freshnessWarnings(fits []fit.Fit, now time.Time, staleAfter time.Duration) 
 }
 
 func (a *app) newRecommendOptions() *RecommendOptions {
-	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration}
+	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration, Log: a.log}
 }
 
 func (a *app) recommendCmd() *cobra.Command {
@@ -259,7 +279,7 @@ func noFit(out *RecommendResult) error {
 var fitColumns = []string{"provider", "region", "zone", "instance_type", "gpu_model", "gpu_count", "gpu_mem_gib", "vcpus", "ram_gib",
 	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd",
 	"nodes", "cluster_price_usd_hr",
-	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "time_bound", "frontier"}
+	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "time_bound", "frontier", "regions"}
 
 func optNum(v *float64) string {
 	if v == nil {
@@ -281,7 +301,7 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 				string(o.Purchase), num(o.PriceUSDHr, 6), o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source,
 				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD),
 				num(float64(max(f.Nodes, 1)), 0), num(o.PriceUSDHr*float64(max(f.Nodes, 1)), 6),
-				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum(f.USDPerMOutTokens), f.TimeBound, strconv.FormatBool(f.Frontier)}
+				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum(f.USDPerMOutTokens), f.TimeBound, strconv.FormatBool(f.Frontier), strings.Join(f.Regions, " ")}
 		}
 		return writeCSV(w, fitColumns, rows)
 	}
@@ -317,6 +337,11 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 			if o.Zone != "" {
 				region += " (" + o.Zone + ")"
 			}
+			if n := len(f.Regions); n > 3 {
+				region = fmt.Sprintf("%s +%d", strings.Join(f.Regions[:3], ","), n-3)
+			} else if n > 1 {
+				region = strings.Join(f.Regions, ",")
+			}
 			cells := []string{o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.MemPerDeviceGiB(), 1), num(f.NeedPerGPUGiB, 1), num(f.SparePerGPUGiB, 1), string(o.Purchase), usd(o.PriceUSDHr)}
 			if multi {
 				cells = append(cells, num(float64(max(f.Nodes, 1)), 0), usd(o.PriceUSDHr*float64(max(f.Nodes, 1))))
@@ -350,23 +375,8 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
 	}
-	if len(r.Ladder) > 0 {
-		fmt.Fprintln(w, "\nsavings ladder (each change on its own):")
-		t := &table{headers: []string{"CHANGE", "FLAGS", "NEED/GPU", "CHEAPEST", "$/HR", "SAVING", "TRADE-OFF"}}
-		for _, s := range r.Ladder {
-			cheapest, price, saving := "nothing fits", "-", "-"
-			if s.Cheapest != nil {
-				cheapest = fmt.Sprintf("%s %s %s", s.Cheapest.Provider, s.Cheapest.Region, s.Cheapest.InstanceType)
-				price = usd(s.Cheapest.PriceUSDHr)
-			}
-			if s.SavingPct != nil {
-				saving = num(*s.SavingPct, 1) + " %"
-			}
-			t.add(s.Change, s.Flags, num(s.DeviceTotalGiB, 1), cheapest, price, saving, s.Tradeoff)
-		}
-		if err := t.write(w, s.TTY); err != nil {
-			return err
-		}
+	if err := writeLadder(s, r.Recommendation); err != nil {
+		return err
 	}
 	if s.Verbose && len(r.Frontier) > 0 {
 		if err := writeFrontier(w, s.TTY, r.Frontier); err != nil {
@@ -375,6 +385,32 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(s.ErrOut, "warning:", warn)
+	}
+	if s.Verbose {
+		// Totals per reason code; each GPU model's line is among the warnings above.
+		var codes []string
+		count := map[string]int{}
+		models := map[string][]string{}
+		for _, e := range r.Excluded {
+			if count[e.Code] == 0 {
+				codes = append(codes, e.Code)
+			}
+			count[e.Code] += e.Offers
+			models[e.Code] = append(models[e.Code], e.GPUModel)
+		}
+		for _, c := range codes {
+			fmt.Fprintf(s.ErrOut, "excluded (%s): %d offers on %s\n", c, count[c], strings.Join(models[c], ", "))
+		}
+		if r.Estimate != nil {
+			for _, a := range r.Estimate.Assumptions {
+				fmt.Fprintln(s.ErrOut, "assumption:", a)
+			}
+		}
+		for _, f := range r.Offers {
+			for _, n := range f.Notes {
+				fmt.Fprintf(s.ErrOut, "note: %s %s: %s\n", f.Provider, f.InstanceType, n)
+			}
+		}
 	}
 	return nil
 }
@@ -445,6 +481,16 @@ func estimateSummary(r *fit.Result, headroomPct float64) string {
 	if r.Job.GPUs > 1 {
 		gpus = fmt.Sprintf(" on each of %d GPUs", r.Job.GPUs)
 	}
+	var defaults []string
+	for _, a := range r.Assumptions {
+		if strings.HasPrefix(a, string(r.Job.Framework)+" default:") {
+			defaults = append(defaults, strings.TrimPrefix(a, string(r.Job.Framework)+" default: "))
+		}
+	}
+	tail := ""
+	if len(defaults) > 0 {
+		tail = "\n" + string(r.Job.Framework) + " defaults: " + strings.Join(defaults, "; ")
+	}
 	return fmt.Sprintf("%s, %s: needs %s GiB per GPU%s (%s); %s GiB with %s %% headroom", r.Model.Name, jobSummary(r.Job),
-		num(r.DeviceTotalGiB, 1), gpus, strings.Join(big, ", "), num(r.DeviceTotalGiB*(1+headroomPct/100), 1), num(headroomPct, 1))
+		num(r.DeviceTotalGiB, 1), gpus, strings.Join(big, ", "), num(r.DeviceTotalGiB*(1+headroomPct/100), 1), num(headroomPct, 1)) + tail
 }

@@ -132,7 +132,10 @@ func (a *app) writeRefreshResults(results []refresh.Result) error {
 			slices.Sort(parts)
 			errText = "partial: failed " + strings.Join(parts, ", ")
 		}
-		t.add(r.Provider, fmt.Sprint(r.OffersSeen), fmt.Sprint(r.PricesChanged), fmt.Sprint(r.OffersClosed), r.Duration.Round(time.Millisecond).String(), errText)
+		if a.verbose && strings.Contains(errText, "\n") {
+			a.log.Debug("refresh error in full", "provider", r.Provider, "error", errText)
+		}
+		t.add(r.Provider, fmt.Sprint(r.OffersSeen), fmt.Sprint(r.PricesChanged), fmt.Sprint(r.OffersClosed), r.Duration.Round(time.Millisecond).String(), oneLine(errText))
 	}
 	return t.write(a.stdout, a.tty)
 }

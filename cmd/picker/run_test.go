@@ -166,7 +166,7 @@ func TestRecommendRunTerminalAndPipe(t *testing.T) {
 		if err := recommendRun(context.Background(), o); err != nil {
 			t.Fatalf("tty %v: %v", tty, err)
 		}
-		row := strings.Split(out.String(), "\n")[3] // summary, blank, header, first offer
+		row := strings.Split(out.String(), "\n")[4] // summary, hf defaults (QLoRA's checkpointing), blank, header, first offer
 		if got := strings.Contains(row, "\t"); got == tty {
 			t.Errorf("tty %v: offer row %q has tabs %v", tty, row, got)
 		}

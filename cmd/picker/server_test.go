@@ -78,6 +78,8 @@ func TestAPIBadParameters(t *testing.T) {
 		{"/v1/recommend?model=llama-2-7b&rank=fastest", "rank", "fastest"},
 		{"/v1/recommend?model=llama-2-7b&headroom=200", "headroom", "headroom"},
 		{"/v1/providers?verbose=1", "verbose", "unknown parameter"},
+		{"/v1/recommend?model=llama-2-7b&provider=awz", "provider", "closest: aws"},
+		{"/v1/recommend?model=llama-2-7b&lora-r=16", "lora-r", "does not apply"},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			code, body := get(t, srv.URL+tt.path)
@@ -89,6 +91,11 @@ func TestAPIBadParameters(t *testing.T) {
 				t.Errorf("got %d %+v; want 400 naming parameter %q and mentioning %q", code, e, tt.param, tt.mention)
 			}
 		})
+	}
+	// A huge top is clamped to the offers there are: the daemon answers, it does not
+	// allocate a billion-entry list.
+	if code, body := get(t, srv.URL+"/v1/recommend?model=llama-2-7b&top=1000000000"); code != http.StatusOK {
+		t.Errorf("top=1e9: %d %.200s", code, body)
 	}
 	// No model at all: a 400 that says to pass one.
 	code, body := get(t, srv.URL+"/v1/estimate")

@@ -204,7 +204,6 @@ func TestDaemonServesPages(t *testing.T) {
 		{"/?model=llama-2-7b&prompt-tokens=1000&output-tokens=200&requests=100000", "text/html", `<th scope="col" class="n">TTFT s</th>`, 200},
 		{"/?model=llama-2-70b&task=full-ft&shard=zero3&grad-ckpt=true&nodes=auto&gpu-model=H100", "text/html", `<th scope="col" class="n">Cluster $/h</th>`, 200},
 		{"/?model=llama-2-7b&task=lora&tokens=1e8&rank=job", "text/html", `<th scope="col" class="n">Job $</th>`, 200},
-		{"/?model=llama-3.1-405b&nodes=auto", "text/html", `id="cheapest-cluster"`, 200},
 		{"/offers.csv?gpu-model=H100", "text/csv", "provider,region,zone,instance_type", 200},
 		{"/providers", "text/html", `data-provider="lambda"`, 200},
 		{"/?model=no-such-model", "text/html", `class="field wide invalid"`, 400},

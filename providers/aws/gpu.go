@@ -132,11 +132,11 @@ func factsFromEC2(it ec2types.InstanceTypeInfo) (f gpuFacts, warn string, ok boo
 	switch {
 	case !known || !inCatalog:
 		warn = fmt.Sprintf("aws: %s: unknown GPU %q kept as reported", typ, name)
-	case memGiB == 0 || math.Abs(memGiB-g.MemGiB) <= 0.1*g.MemGiB:
+	case memGiB == 0 || math.Abs(memGiB-g.MemGB) <= 0.1*g.MemGB:
 		// EC2 reports usable memory after ECC and driver reservations (L4: 22888 MiB
 		// = 22.35 GiB; H100: 81559 MiB); the datasheet figure is the one offers
 		// compare on.
-		memGiB = g.MemGiB
+		memGiB = g.MemGB
 	}
 	frac := 0.0
 	switch {
@@ -150,7 +150,7 @@ func factsFromEC2(it ec2types.InstanceTypeInfo) (f gpuFacts, warn string, ok boo
 		// snapshot does; the slice holds count × memory (pricing.Offer.MemPerDeviceGiB).
 		count = frac
 		if inCatalog {
-			memGiB = g.MemGiB
+			memGiB = g.MemGB
 		} else if devMiB > 0 && devMiB/1024 < memGiB*0.9 {
 			memGiB = devMiB / 1024 / frac // the device reported the slice
 		}

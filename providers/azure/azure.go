@@ -385,7 +385,7 @@ func (p *Provider) offer(it item, region string, now time.Time) (pricing.Offer, 
 	mem := size.GPUMemGiB
 	if size.GPUCount < 1 {
 		if g, known := pricing.LookupGPU(model); known {
-			mem = g.MemGiB
+			mem = g.MemGB
 		} else {
 			mem = size.GPUMemGiB / size.GPUCount
 		}

@@ -549,11 +549,11 @@ func TestSizeTable(t *testing.T) {
 		if m, ok := familyGPU(name); ok && m != s.GPUModel {
 			t.Errorf("%s: table says %s, familyGPU says %s", name, s.GPUModel, m)
 		}
-		if s.GPUCount >= 1 && s.GPUMemGiB != g.MemGiB {
-			t.Errorf("%s: %v GiB per GPU, catalog says %v for %s", name, s.GPUMemGiB, g.MemGiB, g.Model)
+		if s.GPUCount >= 1 && s.GPUMemGiB != g.MemGB {
+			t.Errorf("%s: %v GiB per GPU, catalog says %v for %s", name, s.GPUMemGiB, g.MemGB, g.Model)
 		}
-		if s.GPUCount < 1 && s.GPUMemGiB > g.MemGiB*s.GPUCount*1.01+0.01 {
-			t.Errorf("%s: slice of %v GPU has %v GiB, more than its share of %v", name, s.GPUCount, s.GPUMemGiB, g.MemGiB)
+		if s.GPUCount < 1 && s.GPUMemGiB > g.MemGB*s.GPUCount*1.01+0.01 {
+			t.Errorf("%s: slice of %v GPU has %v GiB, more than its share of %v", name, s.GPUCount, s.GPUMemGiB, g.MemGB)
 		}
 	}
 	for _, tt := range []struct {

@@ -335,7 +335,7 @@ func compose(machines []zoneMachine, accels []zoneAccel, cat *catalog, regions [
 			}
 			snap.Offers = append(snap.Offers, pricing.Offer{
 				Provider: Name, Region: s.region, InstanceType: s.instanceType,
-				GPUModel: g.Model, GPUCount: float64(s.gpus), GPUMemGiB: g.MemGiB,
+				GPUModel: g.Model, GPUCount: float64(s.gpus), GPUMemGiB: g.MemGB,
 				VCPUs: s.vcpus, RAMGiB: math.Round(s.ramGiB*100) / 100,
 				Purchase: p, PriceUSDHr: math.Round(usd*1e6) / 1e6, Currency: "USD", ObservedAt: now, Source: pricing.SourceAPI,
 			})

@@ -252,7 +252,7 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 			snap.Warnings = append(snap.Warnings, fmt.Sprintf("lambda: %s: unknown GPU %q kept as is", typeName, model))
 		} else if mem == 0 {
 			if g, ok := pricing.LookupGPU(model); ok {
-				mem = g.MemGiB
+				mem = g.MemGB
 			}
 		}
 		var regions []string

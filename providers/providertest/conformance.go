@@ -67,10 +67,10 @@ func CheckSnapshot(t *testing.T, snap *providers.Snapshot) {
 		}
 		if g, ok := pricing.LookupGPU(o.GPUModel); !ok {
 			t.Errorf("offer %s: gpu model %q is not canonical", o.Key(), o.GPUModel)
-		} else if o.GPUMemGiB > g.MemGiB*1.1 || o.GPUMemGiB < g.MemGiB*0.8 {
+		} else if o.GPUMemGiB > g.MemGB*1.1 || o.GPUMemGiB < g.MemGB*0.8 {
 			// Memory is per whole GPU, fractional offers included (their slice holds
 			// GPUCount × GPUMemGiB).
-			t.Errorf("offer %s: %v GiB per GPU is implausible for %s (%v GiB)", o.Key(), o.GPUMemGiB, g.Model, g.MemGiB)
+			t.Errorf("offer %s: %v GiB per GPU is implausible for %s (%v GiB)", o.Key(), o.GPUMemGiB, g.Model, g.MemGB)
 		}
 		if o.GPUCount > 16 || (o.GPUCount > 1 && o.GPUCount != float64(int(o.GPUCount))) {
 			t.Errorf("offer %s: gpu count %v is implausible", o.Key(), o.GPUCount)

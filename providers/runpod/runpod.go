@@ -278,7 +278,7 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 		}
 		if mem == 0 {
 			if g, ok := pricing.LookupGPU(model); ok {
-				mem = g.MemGiB
+				mem = g.MemGB
 			} else {
 				snap.Warnings = append(snap.Warnings, fmt.Sprintf("runpod: %s skipped: no memoryInGb and not in the GPU catalog", id))
 				continue

@@ -125,6 +125,9 @@ func ReadFile(path string) ([]pricing.Offer, error) {
 		if err := offers[i].Validate(); err != nil {
 			return nil, pricing.Errorf(pricing.Invalid, "static: %s: %w", path, err)
 		}
+		if obs := offers[i].ObservedAt; obs.After(time.Now().Add(futureSlack)) {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s: offer %s observed %s is in the future", path, offers[i].Key(), obs.Format(time.RFC3339))
+		}
 	}
 	return offers, nil
 }
@@ -152,7 +155,9 @@ type tomlOffer struct {
 	RAMGiB       float64 `toml:"ram_gib"`
 	PriceUSDHr   float64 `toml:"price_usd_hr"`
 	SpotUSDHr    float64 `toml:"spot_price_usd_hr"`
-	Observed     string  `toml:"observed"` // YYYY-MM-DD or RFC 3339; the file's mtime when empty
+	// Observed is a TOML date or date-time (observed = 2026-11-29) or a string
+	// ("2026-11-29", RFC 3339); the file's mtime when absent.
+	Observed any `toml:"observed"`
 }
 
 func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
@@ -163,8 +168,12 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 		return nil, pricing.Errorf(pricing.Invalid, "static: %s", providers.TOMLErrorString(path, err))
 	}
 	var out []pricing.Offer
+	lines := tableLines(b, "offers")
 	for i, t := range f.Offers {
 		where := fmt.Sprintf("%s: offers[%d]", path, i)
+		if i < len(lines) {
+			where = fmt.Sprintf("%s:%d", path, lines[i])
+		}
 		if t.InstanceType == "" || t.GPUModel == "" {
 			return nil, pricing.Errorf(pricing.Invalid, "static: %s: instance_type and gpu_model are required", where)
 		}
@@ -176,16 +185,16 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 		if mem == 0 {
 			g, ok := pricing.LookupGPU(model)
 			if !ok {
-				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): gpu_mem_gib is required for unknown GPU %q", where, t.InstanceType, t.GPUModel)
+				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): unknown GPU %q (known: see 'picker gpus'); fix the name or give gpu_mem_gib for a GPU picker does not know", where, t.InstanceType, t.GPUModel)
 			}
-			mem = g.MemGiB
+			mem = g.MemGB
 		}
-		obs := mod
-		if t.Observed != "" {
-			var err error
-			if obs, err = parseDate(t.Observed); err != nil {
-				return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %q: want YYYY-MM-DD or RFC 3339", where, t.InstanceType, t.Observed)
-			}
+		obs, err := observedAt(t.Observed, mod)
+		if err != nil {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %v: want a date (2026-11-29) or an RFC 3339 time", where, t.InstanceType, t.Observed)
+		}
+		if obs.After(time.Now().Add(futureSlack)) {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %s is in the future", where, t.InstanceType, obs.Format(time.RFC3339))
 		}
 		base := pricing.Offer{Region: t.Region, Zone: t.Zone, InstanceType: t.InstanceType, GPUModel: model,
 			GPUCount: t.GPUCount, GPUMemGiB: mem, VCPUs: t.VCPUs, RAMGiB: t.RAMGiB, Currency: "USD", ObservedAt: obs}
@@ -204,6 +213,43 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 		}
 	}
 	return out, nil
+}
+
+// futureSlack allows for clock skew between the machine that wrote a price file and this
+// one; an observation further in the future is a typo.
+const futureSlack = 10 * time.Minute
+
+// tableLines returns the 1-based line of every [[name]] array-of-tables header in a TOML
+// file, in order, so errors about the i-th entry name its line.
+func tableLines(b []byte, name string) []int {
+	var out []int
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) == "[["+name+"]]" {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// observedAt reads the observed key: a native TOML date, date-time or local date-time
+// (taken as UTC), or a string; absent means def.
+func observedAt(v any, def time.Time) (time.Time, error) {
+	switch t := v.(type) {
+	case nil:
+		return def, nil
+	case time.Time:
+		return t.UTC(), nil
+	case toml.LocalDate:
+		return t.AsTime(time.UTC), nil
+	case toml.LocalDateTime:
+		return t.AsTime(time.UTC), nil
+	case string:
+		if t == "" {
+			return def, nil
+		}
+		return parseDate(t)
+	}
+	return time.Time{}, fmt.Errorf("not a date")
 }
 
 func parseDate(s string) (time.Time, error) {

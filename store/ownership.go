@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// ApplicationID marks a SQLite file as picker's (PRAGMA application_id, "PICK"), so
+// picker never migrates, converts to WAL or writes into another program's database that
+// --db happens to name (https://www.sqlite.org/pragma.html#pragma_application_id).
+const ApplicationID = 0x5049434B
+
+// pickerTables are the tables a picker database created before the application id was
+// set has; such a file is adopted.
+var pickerTables = []string{"offers", "prices", "refresh_runs", "schema_migrations"}
+
+// fileState is what a read-only look at an existing file says before Open changes it.
+type fileState struct {
+	exists   bool
+	readOnly bool // the file (or its directory) cannot be written: open it read-only
+}
+
+// checkOwnership opens an existing, non-empty database read-only and refuses one that is
+// not picker's: a different application_id, or no id and tables picker did not create.
+// The file is not touched (mode=ro opens no journal and changes no header).
+func checkOwnership(ctx context.Context, path string) (fileState, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fileState{}, nil
+	}
+	if err != nil {
+		return fileState{}, pricing.Errorf(pricing.Unavailable, "database %s: %w", path, unwrapPathError(err))
+	}
+	st := fileState{exists: true, readOnly: !writable(path)}
+	if fi.Size() == 0 {
+		return st, nil
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return st, openError(path, err)
+	}
+	defer db.Close()
+	var app, ver int64
+	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+		return st, openError(path, err)
+	}
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&ver); err != nil {
+		return st, openError(path, err)
+	}
+	if app == ApplicationID {
+		return st, nil
+	}
+	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+	if err != nil {
+		return st, openError(path, err)
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return st, openError(path, err)
+		}
+		tables = append(tables, n)
+	}
+	if err := rows.Err(); err != nil {
+		return st, openError(path, err)
+	}
+	foreign := slices.ContainsFunc(tables, func(t string) bool { return !slices.Contains(pickerTables, t) })
+	if app == 0 && ver == 0 && !foreign {
+		return st, nil // empty, or a picker database from before the id
+	}
+	desc := "application_id " + hex32(app)
+	if len(tables) > 0 {
+		desc += ", tables " + strings.Join(tables, ", ")
+	}
+	return st, pricing.ParamErrorf(pricing.Invalid, "db", "database %s is not a picker database (%s); picker leaves it untouched: choose another --db file", path, desc)
+}
+
+func hex32(v int64) string {
+	const digits = "0123456789abcdef"
+	b := []byte("0x00000000")
+	for i := 9; i >= 2; i-- {
+		b[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return string(b)
+}
+
+// writable reports whether the file and its directory can be written (SQLite needs the
+// directory for its WAL and shared-memory files).
+func writable(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	probe, err := os.CreateTemp(filepath.Dir(path), ".picker-probe-*")
+	if err != nil {
+		return false
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return true
+}
+
+// LatestSchemaVersion is the schema version this build creates and reads (its newest
+// migration); a database's own is SchemaVersion.
+func LatestSchemaVersion() int {
+	ms, err := migrations()
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}
