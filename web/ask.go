@@ -258,7 +258,8 @@ type askPage struct {
 	Headroom string
 	Bar      []barSegment
 	Ladder   []ladderRow
-	Total    float64 // device_total_gib
+	Plan     *ladderRow // the combined plan, asked again with all its flags
+	Total    float64    // device_total_gib
 	// Optional columns of the offers table, shown when some offer has the figure (as
 	// the CLI's table does).
 	Multi, WithRate, WithServe, WithCost, WithFront bool
@@ -314,6 +315,10 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 			p.setColumns(rec)
 			for _, st := range rec.Ladder {
 				p.Ladder = append(p.Ladder, ladderRow{st, pageURL("/", applyFlags(params, st.Flags))})
+			}
+			if pl := rec.Plan; pl != nil {
+				p.Plan = &ladderRow{pl.LadderStep, pageURL("/", applyFlags(params, pl.Flags))}
+				p.Plan.Change = "all of: " + strings.Join(pl.Changes, ", ")
 			}
 		}
 	}

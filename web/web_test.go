@@ -447,7 +447,11 @@ func TestAskRendersPlansAndExclusions(t *testing.T) {
 	o := pricing.Offer{Provider: "aws", Region: "us-east-1", InstanceType: "p5.48xlarge", GPUModel: "H100", GPUCount: 8, GPUMemGiB: 80,
 		Purchase: pricing.OnDemand, PriceUSDHr: 55.04, Currency: "USD", ObservedAt: b.now}
 	plan := fit.Fit{Offer: o, Nodes: 3, GPUsUsed: 8, ClusterPriceUSDHr: 165.12, Interconnect: "EFA", Layout: "ZeRO-3 across 24 GPUs"}
-	rec := &fit.Recommendation{Offers: []fit.Fit{plan}, CheapestCluster: &plan,
+	saving := 40.0
+	combined := &fit.Plan{Changes: []string{"gradient checkpointing", "QLoRA"},
+		LadderStep: fit.LadderStep{Flags: "--grad-ckpt --task qlora", NeedPerGPUGiB: 10, Cheapest: &plan, SavingPct: &saving, Slowdown: 1.5}}
+	rec := &fit.Recommendation{Offers: []fit.Fit{plan}, CheapestCluster: &plan, Plan: combined,
+		Rejected: []fit.RejectedStep{{Change: "LoRA", Flags: "--task lora", Reason: "saves nothing"}},
 		Excluded: []fit.Exclusion{{GPUModel: "A100", Offers: 7, Reason: "no fp8"}}}
 	h := Handler(&fixedRec{*b, rec}, Options{Now: func() time.Time { return b.now }})
 	body := get(t, h, "/?model=x").Body.String()
@@ -456,6 +460,9 @@ func TestAskRendersPlansAndExclusions(t *testing.T) {
 		`3 × p5.48xlarge = 24 GPUs (EFA): ZeRO-3 across 24 GPUs`,
 		`id="cheapest-cluster">Cheapest plan across instances: 3 × aws us-east-1`,
 		`<strong>A100</strong> (7 offers): no fp8`,
+		`<a href="/?grad-ckpt=true&amp;model=x&amp;task=qlora">all of: gradient checkpointing, QLoRA</a>`,
+		`<td class="n">40.0 %</td>`, `<td class="n">×1.50</td>`,
+		`LoRA <span class="mono">--task lora</span>: saves nothing`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
