@@ -85,11 +85,25 @@ var askGroups = []fieldGroup{
 		{Name: "purchase", Label: "Purchase", Kind: "select", Options: []string{"on-demand", "spot", "any"}, Default: "on-demand"},
 		{Name: "max-price", Label: "Max $/h", Kind: "number", Step: "any"},
 		{Name: "max-gpus", Label: "Max GPUs", Kind: "number"},
+		{Name: "vendor", Label: "GPU vendor", Kind: "select", Options: []string{fit.VendorNVIDIA, fit.VendorAMD}, Default: fit.VendorAny},
 		{Name: "rank", Label: "Rank by", Kind: "select", Options: []string{"hourly", "job"}, Default: "hourly"},
 		{Name: "tokens", Label: "Job tokens", Kind: "text", Help: "for job cost (2e9)"},
 		{Name: "top", Label: "Offers shown", Kind: "number", Default: "10"},
 		{Name: "headroom", Label: "Headroom %", Kind: "number", Step: "any", Default: "5"},
+		{Name: "by-region", Label: "One row per region", Kind: "checkbox"},
 	}},
+}
+
+// AskFieldNames are the Ask form's fields, named as `picker recommend`'s flags (so
+// cmd/picker can test that every flag has a field).
+func AskFieldNames() []string {
+	var out []string
+	for _, g := range askGroups {
+		for _, f := range g.Fields {
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }
 
 // names are typed enum values as the strings a form offers.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
@@ -57,6 +58,8 @@ func (s *server) funcs() template.FuncMap {
 		"modelHistory": func(model string) string { return "/history?" + url.Values{"gpu-model": {model}}.Encode() },
 		"inc":          func(i int) int { return i + 1 },
 		"mul":          func(a, b int) int { return a * b },
+		"dec":          func(i int) int { return i - 1 },
+		"join":         strings.Join,
 		"json": func(v any) (string, error) {
 			b, err := json.Marshal(v)
 			return string(b), err

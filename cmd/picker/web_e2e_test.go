@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -231,5 +232,15 @@ func TestDaemonServesPages(t *testing.T) {
 				t.Errorf("page is %d bytes, want under 100 KiB", body.Len())
 			}
 		})
+	}
+}
+
+// Every `picker recommend` flag is a field of the web page's Ask form.
+func TestAskFormHasEveryRecommendFlag(t *testing.T) {
+	fields := web.AskFieldNames()
+	for _, p := range (&RecommendOptions{}).params() {
+		if !slices.Contains(fields, p.name) {
+			t.Errorf("recommend flag --%s has no field in the web page's Ask form", p.name)
+		}
 	}
 }
