@@ -14,6 +14,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +35,24 @@ const (
 	DefaultListen     = "127.0.0.1:8080"
 	DefaultStaleAfter = 7 * 24 * time.Hour
 	DefaultParallel   = 4
+	// DefaultMaxAnswerMiB caps one provider answer (an HTTP body) unless
+	// [refresh] max_answer_mib says otherwise.
+	DefaultMaxAnswerMiB = 64
+	// DefaultMaxConcurrentPerCPU: the API's requests are CPU-bound (a recommendation
+	// reads and fits tens of thousands of offers), so more at once than a few per CPU
+	// only adds latency and memory; [daemon] max_concurrent defaults to this many per
+	// CPU, at least 8 and at most 64.
+	DefaultMaxConcurrentPerCPU = 4
+	// MinInterval is the shortest schedule period accepted: a provider refreshed more
+	// often than once a minute gains nothing and can get the key rate-limited.
+	MinInterval = time.Minute
+)
+
+// Ranges of the duration keys; a value outside is an error naming the key.
+var (
+	timeoutRange     = [2]time.Duration{time.Second, 24 * time.Hour}
+	keepHistoryRange = [2]time.Duration{time.Hour, 100 * 365 * 24 * time.Hour}
+	staleAfterRange  = [2]time.Duration{time.Minute, 100 * 365 * 24 * time.Hour}
 )
 
 // Config is the whole file.
@@ -61,11 +82,24 @@ type Refresh struct {
 	Timeout  providers.Duration `toml:"timeout"`
 	// Parallel bounds how many providers refresh at once.
 	Parallel int `toml:"parallel"`
+	// MaxAnswerMiB caps one provider answer (one HTTP response body, every adapter).
+	MaxAnswerMiB int `toml:"max_answer_mib"`
 }
 
 // Daemon is [daemon].
 type Daemon struct {
 	Listen string `toml:"listen"`
+	// TokenEnv names the environment variable holding the bearer token every API
+	// request must carry; required when Listen is not a loopback address.
+	TokenEnv string `toml:"token_env"`
+	// Hosts are the names the API answers to besides the listen address and
+	// localhost (the Host header is checked: DNS rebinding).
+	Hosts []string `toml:"hosts"`
+	// AllowHub lets API requests fetch configs from the Hugging Face Hub (rate-limited,
+	// failures cached); off, the API resolves catalog names and cached configs only.
+	AllowHub bool `toml:"allow_hub"`
+	// MaxConcurrent bounds the API requests worked on at once; more get 503.
+	MaxConcurrent int `toml:"max_concurrent"`
 }
 
 // Recommend is [recommend].
@@ -152,12 +186,23 @@ func (c *Config) applyDefaults() {
 	if c.Refresh.Parallel <= 0 {
 		c.Refresh.Parallel = DefaultParallel
 	}
+	if c.Refresh.MaxAnswerMiB == 0 {
+		c.Refresh.MaxAnswerMiB = DefaultMaxAnswerMiB
+	}
 	if c.Daemon.Listen == "" {
 		c.Daemon.Listen = DefaultListen
+	}
+	if c.Daemon.MaxConcurrent == 0 {
+		c.Daemon.MaxConcurrent = DefaultMaxConcurrent()
 	}
 	if c.Recommend.StaleAfter.Duration == 0 {
 		c.Recommend.StaleAfter.Duration = DefaultStaleAfter
 	}
+}
+
+// DefaultMaxConcurrent is [daemon] max_concurrent when the file does not set it.
+func DefaultMaxConcurrent() int {
+	return min(max(8, DefaultMaxConcurrentPerCPU*runtime.GOMAXPROCS(0)), 64)
 }
 
 // DefaultPath is $XDG_CONFIG_HOME/picker/config.toml (~/.config/picker/config.toml).
@@ -204,14 +249,15 @@ func Parse(b []byte, path string) (*Config, error) {
 	return c, nil
 }
 
-// validate checks what the TOML types can't: cron specs. Line numbers are found by
-// looking the key's value up in the file text.
+// validate checks what the TOML types can't: cron specs and their period, the ranges of
+// durations and counts. Line numbers are found by looking the key's value up in the file
+// text.
 func (c *Config) validate(src []byte) error {
 	check := func(section, spec string) error {
 		if spec == "" {
 			return nil
 		}
-		if _, err := cron.ParseStandard(spec); err != nil {
+		if err := CheckSchedule(spec); err != nil {
 			return pricing.Errorf(pricing.Invalid, "config: %s:%d: [%s] schedule %q: %v", c.Path, lineOf(src, spec), section, spec, err)
 		}
 		return nil
@@ -219,12 +265,106 @@ func (c *Config) validate(src []byte) error {
 	if err := check("refresh", c.Refresh.Schedule); err != nil {
 		return err
 	}
-	for name, cm := range c.Providers.Commons() {
+	within := func(key string, d time.Duration, r [2]time.Duration, zeroOK bool) error {
+		if d == 0 && zeroOK || d >= r[0] && d <= r[1] {
+			return nil
+		}
+		text := d.String()
+		return pricing.Errorf(pricing.Invalid, "config: %s:%d: %s %s: want between %s and %s",
+			c.Path, lineOfKey(src, key), key, text, fmtDur(r[0]), fmtDur(r[1]))
+	}
+	if err := within("[refresh] timeout", c.Refresh.Timeout.Duration, timeoutRange, false); err != nil {
+		return err
+	}
+	if err := within("[store] keep_history", c.Store.KeepHistory.Duration, keepHistoryRange, true); err != nil {
+		return err
+	}
+	if err := within("[recommend] stale_after", c.Recommend.StaleAfter.Duration, staleAfterRange, false); err != nil {
+		return err
+	}
+	ints := []struct {
+		key    string
+		v      int
+		lo, hi int
+	}{
+		{"[refresh] parallel", c.Refresh.Parallel, 1, 64},
+		{"[refresh] max_answer_mib", c.Refresh.MaxAnswerMiB, 1, 4096},
+		{"[daemon] max_concurrent", c.Daemon.MaxConcurrent, 1, 4096},
+	}
+	for _, n := range ints {
+		if n.v < n.lo || n.v > n.hi {
+			return pricing.Errorf(pricing.Invalid, "config: %s:%d: %s %d: want between %d and %d", c.Path, lineOfKey(src, n.key), n.key, n.v, n.lo, n.hi)
+		}
+	}
+	if e := c.Daemon.TokenEnv; e != "" && !envNameRe.MatchString(e) {
+		// Not an environment variable's name: most likely the token itself, which
+		// must not sit in the file (nor be echoed here).
+		return pricing.Errorf(pricing.Invalid, "config: %s:%d: [daemon] token_env: want the NAME of an environment variable (A-Z, 0-9, _), not the token itself", c.Path, lineOfKey(src, "[daemon] token_env"))
+	}
+	names := make([]string, 0, len(c.Providers))
+	for name := range c.Providers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		cm := c.Providers[name].Shared()
 		if err := check("providers."+name, cm.Schedule); err != nil {
+			return err
+		}
+		if err := within("[providers."+name+"] timeout", cm.Timeout.Duration, timeoutRange, true); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// CheckSchedule parses a cron spec or descriptor as the scheduler does and refuses a
+// period under MinInterval. "@every" is checked on its own text: the cron library turns
+// a negative or sub-second delay into one second.
+func CheckSchedule(spec string) error {
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every"); ok {
+		d, err := time.ParseDuration(strings.TrimSpace(rest))
+		if err != nil {
+			return fmt.Errorf("bad @every duration: %v", err)
+		}
+		if d < MinInterval {
+			return fmt.Errorf("every %v is shorter than the minimum interval %v", d, MinInterval)
+		}
+	}
+	if _, err := cron.ParseStandard(spec); err != nil {
+		return err
+	}
+	return nil
+}
+
+func fmtDur(d time.Duration) string {
+	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// lineOfKey returns the 1-based line where "[section] key" is set, 0 if absent.
+func lineOfKey(src []byte, key string) int {
+	section, name, _ := strings.Cut(key, " ")
+	section = strings.Trim(section, "[]")
+	cur := ""
+	for i, line := range strings.Split(string(src), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "[") {
+			cur = strings.Trim(t, "[] ")
+			continue
+		}
+		if cur != section {
+			continue
+		}
+		if k, _, ok := strings.Cut(t, "="); ok && strings.TrimSpace(k) == name {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // lineOf returns the 1-based line of the first occurrence of a quoted value, 0 if absent.
@@ -288,4 +428,49 @@ func (c *Config) String() string {
 		return "built-in defaults"
 	}
 	return fmt.Sprintf("config %s", c.Path)
+}
+
+// wellKnownSecretEnv are variables read by picker or its SDKs whose values are secrets
+// even though no config key names them.
+var wellKnownSecretEnv = []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
+
+// Secrets returns the secret values the config points at, for the redactor: the value
+// of every environment variable a *_env key names (api_key_env of each provider,
+// [daemon] token_env) plus the well-known ones, and a *_env key's own text when it is
+// not a variable name (a key pasted where its variable's name belongs).
+func (c *Config) Secrets(getenv func(string) string) []string {
+	var names, out []string
+	names = append(names, wellKnownSecretEnv...)
+	add := func(name string) {
+		if name == "" {
+			return
+		}
+		if envNameRe.MatchString(name) {
+			names = append(names, name)
+		} else {
+			out = append(out, name)
+		}
+	}
+	add(c.Daemon.TokenEnv)
+	for _, s := range c.Providers {
+		v := reflect.ValueOf(s)
+		for v.Kind() == reflect.Pointer {
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			continue
+		}
+		for i := range v.NumField() {
+			tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ",")
+			if strings.HasSuffix(tag, "_env") && v.Field(i).Kind() == reflect.String {
+				add(v.Field(i).String())
+			}
+		}
+	}
+	for _, n := range names {
+		if val := getenv(n); val != "" {
+			out = append(out, val)
+		}
+	}
+	return out
 }

@@ -44,6 +44,10 @@ type Options struct {
 	Token    string       // bearer token for gated repositories ($HF_TOKEN)
 	CacheDir string       // fetched configs are kept under CacheDir/<owner>/<name>/config.json; "" = no cache
 	Client   *http.Client // nil = a client with a 15 s timeout
+	// Download, when set, wraps every network fetch of a Hub config (after a cache
+	// miss): it may refuse it (the daemon's [daemon] allow_hub), rate-limit it or
+	// remember its failure, and otherwise calls fetch. nil fetches.
+	Download func(ctx context.Context, id string, fetch func() ([]byte, error)) ([]byte, error)
 }
 
 // FromEnv reads HF_ENDPOINT, HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) and the XDG cache
@@ -191,7 +195,14 @@ func fetchHub(ctx context.Context, id string, opt Options) (*fit.Model, error) {
 	if endpoint == "" {
 		endpoint = DefaultHFEndpoint
 	}
-	data, err := download(ctx, id, endpoint, opt)
+	fetch := func() ([]byte, error) { return download(ctx, id, endpoint, opt) }
+	var data []byte
+	var err error
+	if opt.Download != nil {
+		data, err = opt.Download(ctx, id, fetch)
+	} else {
+		data, err = fetch()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -47,16 +48,26 @@ func WriteExportCSV(w io.Writer, offers []Offer) error {
 	return cw.Error()
 }
 
-// FormatNum formats a float compactly: no trailing zeros, at most prec decimals.
+// FormatNum formats a float compactly: no trailing zeros, at most prec decimals. Values
+// too large for fixed notation (1e21 and up) use an exponent, never a wrapped integer.
 func FormatNum(v float64, prec int) string {
-	return strconv.FormatFloat(RoundTo(v, prec), 'f', -1, 64)
+	r := RoundTo(v, prec)
+	if math.Abs(r) >= 1e21 {
+		return strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
-// RoundTo rounds v half away from zero to prec decimals.
+// RoundTo rounds v half away from zero to prec decimals. A value whose scaled form does
+// not fit the 2^53 integers a float64 holds exactly is returned as is (it has no decimals
+// to round, and the int64 conversion would wrap: 1e308 printed negative).
 func RoundTo(v float64, prec int) float64 {
 	p := 1.0
 	for range prec {
 		p *= 10
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v*p) >= 1<<53 {
+		return v
 	}
 	if v < 0 {
 		return -float64(int64(-v*p+0.5)) / p

@@ -12,7 +12,9 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -128,11 +130,21 @@ func (d Descriptor) AllOptions() []Option {
 // "7d" (a whole number of days, which Go's syntax lacks and retention settings need).
 type Duration struct{ time.Duration }
 
-// ParseDuration accepts Go duration syntax plus "Nd" for N days.
+// maxDays is the most days a Duration holds: time.Duration counts nanoseconds in an
+// int64, about 292 years; 213504d would wrap to a few minutes.
+const maxDays = int64(math.MaxInt64 / int64(24*time.Hour))
+
+// ParseDuration accepts Go duration syntax plus "Nd" for N days. A day count too large
+// for a time.Duration is an error, never a wrapped value.
 func ParseDuration(s string) (time.Duration, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {
-		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
+		if days, err := strconv.ParseInt(n, 10, 64); err == nil && days >= 0 {
+			if days > maxDays {
+				return 0, fmt.Errorf("duration %q: more than %d days overflows", s, maxDays)
+			}
 			return time.Duration(days) * 24 * time.Hour, nil
+		} else if err != nil && errors.Is(err, strconv.ErrRange) {
+			return 0, fmt.Errorf("duration %q: more than %d days overflows", s, maxDays)
 		}
 	}
 	return time.ParseDuration(s)
@@ -142,6 +154,9 @@ func ParseDuration(s string) (time.Duration, error) {
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := ParseDuration(string(b))
 	if err != nil {
+		if strings.Contains(err.Error(), "overflow") || strings.Contains(err.Error(), "out of range") {
+			return fmt.Errorf("bad duration %q: too large (at most %dd)", b, maxDays)
+		}
 		return fmt.Errorf("bad duration %q (want e.g. \"90s\", \"10m\", \"1h\", \"7d\")", b)
 	}
 	if v < 0 {

@@ -33,6 +33,9 @@ type Job struct {
 	// Timeout bounds the fetch and the write; cron never cancels a running job, so
 	// every job carries its own.
 	Timeout time.Duration
+	// Redact scrubs secrets from a failure before it is recorded or returned (the
+	// one redaction step, redact.Redactor.Error); nil records the error as is.
+	Redact func(error) error
 }
 
 // Result is what one provider's refresh did.
@@ -59,6 +62,9 @@ func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
 	started := now().UTC()
 	res := Result{Provider: job.Name}
 	fail := func(err error) Result {
+		if job.Redact != nil {
+			err = job.Redact(err)
+		}
 		res.Err = err
 		res.Error = err.Error()
 		res.Duration = now().Sub(started)
@@ -78,7 +84,7 @@ func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
 		defer cancel()
 	}
 	snap, err := job.Provider.Fetch(ctx)
-	in, err := prepare(job.Name, snap, err, &res)
+	in, err := prepare(job.Name, snap, err, &res, job.Redact)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", err, ctx.Err())
@@ -100,7 +106,7 @@ func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
 // prepare checks one provider's fetch and turns it into the store write that records
 // it, noting failed parts and warnings in res. A refresh and the first-run seed both
 // go through it, so the snapshot lands in the store exactly as a fetch would.
-func prepare(name string, snap *providers.Snapshot, err error, res *Result) (store.WriteInput, error) {
+func prepare(name string, snap *providers.Snapshot, err error, res *Result, redact func(error) error) (store.WriteInput, error) {
 	if err == nil && (snap == nil || len(snap.Offers) == 0) {
 		err = fmt.Errorf("%s: no offers returned (an empty result is a failure)", name)
 	}
@@ -112,6 +118,9 @@ func prepare(name string, snap *providers.Snapshot, err error, res *Result) (sto
 			res.Failed = map[string]string{}
 		}
 		res.Failed[part] = ferr.Error()
+		if redact != nil {
+			res.Failed[part] = redact(ferr).Error()
+		}
 	}
 	res.Warnings = snap.Warnings
 	return store.WriteInput{Offers: snap.Offers, Regions: snap.Regions}, nil

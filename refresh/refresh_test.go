@@ -145,3 +145,21 @@ func TestRunAllBoundsParallelism(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18, case 4: a key echoed in an upstream error is scrubbed before the failure
+// is recorded (refresh_runs.error) or returned.
+func TestRunRedactsRecordedFailure(t *testing.T) {
+	const key = "live-key-0123456789"
+	st := &fakeStore{}
+	fail := fetchFunc(func(context.Context) (*providers.Snapshot, error) {
+		return nil, errors.New("lambda: HTTP 401: invalid api key " + key + " (Authorization: Bearer " + key + ")")
+	})
+	red := func(err error) error { return errors.New(strings.ReplaceAll(err.Error(), key, "[REDACTED]")) }
+	r := Run(context.Background(), st, Job{Name: "p", Provider: fail, Redact: red}, nil)
+	if r.Err == nil || strings.Contains(r.Error, key) || strings.Contains(r.Err.Error(), key) {
+		t.Errorf("result error %q leaks the key", r.Error)
+	}
+	if got := st.failures["p"]; got == nil || strings.Contains(got.Error(), key) {
+		t.Errorf("recorded failure %v leaks the key", got)
+	}
+}

@@ -72,7 +72,7 @@ func EnsureSeeded(ctx context.Context, st SeedStore, src providers.Provider) (Se
 				newest = o.ObservedAt
 			}
 		}
-		in, err := prepare(p, &providers.Snapshot{Offers: byProvider[p]}, nil, &Result{})
+		in, err := prepare(p, &providers.Snapshot{Offers: byProvider[p]}, nil, &Result{}, nil)
 		if err != nil {
 			return SeedResult{}, err
 		}

@@ -43,7 +43,13 @@ func checkOwnership(ctx context.Context, path string) (fileState, error) {
 	if fi.Size() == 0 {
 		return st, nil
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	uri := "file:" + path + "?mode=ro&_pragma=busy_timeout(5000)"
+	if st.readOnly {
+		// mode=ro alone cannot read a WAL-mode file whose directory cannot hold its
+		// -shm file ("attempt to write a readonly database"); nobody here can write it.
+		uri += "&immutable=1"
+	}
+	db, err := sql.Open("sqlite", uri)
 	if err != nil {
 		return st, openError(path, err)
 	}

@@ -41,6 +41,8 @@ type Store struct {
 	cache *offerCache
 	// readOnly: the file cannot be written (openReadOnly).
 	readOnly bool
+	// health is what Ping and the writer keep beside the pool (health.go, writer.go).
+	health
 }
 
 //go:embed migrations/*.sql
@@ -156,7 +158,10 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // Close closes the database. Pending WAL content is checkpointed by SQLite when the
 // last connection closes.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.closeHealth()
+	return s.db.Close()
+}
 
 // Path is the database file the store was opened with.
 func (s *Store) Path() string { return s.path }

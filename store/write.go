@@ -97,10 +97,11 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []ProviderWrite, only
 			return nil, false, pricing.Errorf(pricing.Invalid, "write %s snapshot: no offers (refusing to close every offer of the provider)", w.Provider)
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, release, err := s.beginWrite(ctx, "begin write")
 	if err != nil {
-		return nil, false, s.dbError("begin write", err)
+		return nil, false, err
 	}
+	defer release()
 	defer tx.Rollback() // no-op after Commit
 	if onlyIfEmpty {
 		empty, err := isEmpty(ctx, tx)
@@ -324,20 +325,30 @@ func (s *Store) RecordFailure(ctx context.Context, provider string, started, fin
 	if failure != nil {
 		msg = failure.Error()
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO refresh_runs (provider, started, finished, status, error) VALUES (?, ?, ?, 'failed', ?)`,
-		provider, unix(started), unix(finished), msg)
-	return s.dbError("record "+provider+" failure", err)
+	tx, release, err := s.beginWrite(ctx, "record "+provider+" failure")
+	if err != nil {
+		return err
+	}
+	defer release()
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO refresh_runs (provider, started, finished, status, error) VALUES (?, ?, ?, 'failed', ?)`,
+		provider, unix(started), unix(finished), msg); err != nil {
+		return s.dbError("record "+provider+" failure", err)
+	}
+	return s.dbError("record "+provider+" failure", tx.Commit())
 }
 
 // Prune deletes closed price intervals that ended before olderThan, then closed offers
-// left with no price rows, in one transaction. Current prices are never pruned. It
+// left with no price rows, then refresh runs that finished before olderThan (keeping
+// each provider's newest run and newest success), in one transaction. Current prices are never pruned. It
 // returns the number of price intervals deleted. The daemon runs it nightly with
 // `[store] keep_history`.
 func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int64, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, release, err := s.beginWrite(ctx, "prune")
 	if err != nil {
-		return 0, s.dbError("prune", err)
+		return 0, err
 	}
+	defer release()
 	defer tx.Rollback()
 	r, err := tx.ExecContext(ctx, `DELETE FROM prices WHERE valid_to IS NOT NULL AND valid_to < ?`, unix(olderThan))
 	if err != nil {
@@ -347,6 +358,13 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int64, error) {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM offers WHERE price IS NULL
 		AND NOT EXISTS (SELECT 1 FROM prices WHERE prices.offer_id = offers.id)`); err != nil {
 		return 0, s.dbError("prune offers", err)
+	}
+	// refresh_runs go with the history, except each provider's newest run and newest
+	// success: `picker providers` and the daemon's start-up (is a refresh due?) read them.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM refresh_runs WHERE finished < ?
+		AND id NOT IN (SELECT max(id) FROM refresh_runs GROUP BY provider)
+		AND id NOT IN (SELECT max(id) FROM refresh_runs WHERE status = 'ok' GROUP BY provider)`, unix(olderThan)); err != nil {
+		return 0, s.dbError("prune refresh runs", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, s.dbError("prune", err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/pickergpu/picker/config"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers/httpx"
+	"github.com/pickergpu/picker/redact"
 	"github.com/pickergpu/picker/refresh"
 	"github.com/pickergpu/picker/snapshot"
 	"github.com/pickergpu/picker/store"
@@ -61,8 +64,24 @@ type app struct {
 
 	cfg *config.Config
 	st  *store.Store
+	red *redact.Redactor
+	// The daemon's health state (/healthz) and Hub gate (API model lookups).
+	lastProbe atomic.Pointer[probeResult]
+	probing   atomic.Bool
+	schema    atomic.Int64
+	hub       *hubGate
 	// cmdPath is the command that ran ("picker recommend"), for the help hint of errors.
 	cmdPath string
+}
+
+// redactor is the one redaction step for errors picker stores, serves or logs: the
+// secrets the config and environment point at, plus secret-shaped text. setup builds
+// it; the fallback serves callers that made an app without setup.
+func (a *app) redactor() *redact.Redactor {
+	if a.red == nil {
+		a.red = redact.New(a.cfg.Secrets(a.m.Getenv)...)
+	}
+	return a.red
 }
 
 // usageError marks errors in how picker was invoked (exit 2, usage printed).
@@ -206,6 +225,10 @@ func (a *app) setup() error {
 		return err
 	}
 	a.cfg = cfg
+	// Built here, before any goroutine uses it.
+	a.red = redact.New(cfg.Secrets(a.m.Getenv)...)
+	// One cap on every provider answer, whichever adapter reads it.
+	httpx.SetMaxBodyBytes(int64(cfg.Refresh.MaxAnswerMiB) << 20)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pickergpu/picker/config"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/registry"
 	"github.com/pickergpu/picker/refresh"
 	"github.com/pickergpu/picker/scheduler"
@@ -32,10 +33,13 @@ const nightlyTimeout = 30 * time.Minute
 // (about 250 bytes each).
 const offerCacheSize = 200_000
 
-// Seams for tests: which signals the daemon hears and how it exits at once.
+// Seams for tests: which signals the daemon hears, how it exits at once, and how a
+// provider is built (a test makes one that ignores cancellation, as a stuck adapter
+// would).
 var (
 	notifySignals = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
 	exitNow       = os.Exit
+	newProvider   = func(d providers.Descriptor, cfg any) (providers.Provider, error) { return d.New(cfg) }
 )
 
 type daemonOptions struct {
@@ -59,12 +63,18 @@ history older than [store] keep_history and runs PRAGMA optimize.
 
 The API (GET; query parameters are the command's flags; bodies are exactly the
 command's -o json):
-  /healthz          {"status":"ok"} when the database answers
+  /healthz          {"status":"ok"} when the database answers and passed its
+                    last integrity check (at start and after each refresh)
   /v1/offers        picker offers
   /v1/estimate      picker estimate
   /v1/recommend     picker recommend (404 with the nearest miss when nothing fits)
   /v1/providers     picker providers
-A bad parameter is a 400 whose JSON error names it.
+A bad parameter is a 400 whose JSON error names it. Requests are bounded (top <= 100,
+limit <= 10000, 1000 offers when no limit is given, 32 list values, 256-byte values);
+past [daemon] max_concurrent requests the answer is 503 with Retry-After. Only the
+listen host, IPs, localhost and [daemon] hosts are served as Host; with [daemon]
+token_env every request but /healthz needs "Authorization: Bearer <token>", and a
+listen address beyond loopback requires it. Hub fetches need [daemon] allow_hub.
 
 The web page, on the same listener: / (ask), /offers (compare, CSV), /history,
 /providers; it answers with the same commands as the API.
@@ -107,13 +117,19 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := a.checkExposure(ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
+	// The integrity probe /healthz reports: once now, again after each refresh.
+	a.probeIntegrity(ctx, st)
 	sched, providers, err := a.newScheduler(ctx, st)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 
-	srv := a.newHTTPServer(a.apiHandler())
+	srv := a.newHTTPServer(a.apiHandlerFor(listen))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	sched.Start()
@@ -163,18 +179,31 @@ func (a *app) watchSignals(cancel context.CancelFunc) (stop func()) {
 	}
 }
 
-// listen opens the API's listener, warning when it is reachable beyond this machine.
+// listen opens the API's listener.
 func (a *app) listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "daemon: listen on %s: %w", addr, err)
 	}
-	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
-		if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
-			a.log.Warn("the API listens beyond this machine and has no authentication", "listen", ln.Addr().String())
-		}
-	}
 	return ln, nil
+}
+
+// checkExposure refuses to serve beyond this machine without a token: anyone who can
+// reach the port could otherwise use the API (and, with allow_hub, the operator's
+// HF_TOKEN). A token_env that names an empty variable is refused too.
+func (a *app) checkExposure(addr net.Addr) error {
+	env := a.cfg.Daemon.TokenEnv
+	if env != "" && a.m.Getenv(env) == "" {
+		return pricing.Errorf(pricing.Invalid, "daemon: [daemon] token_env names %s, which is empty or unset; export the token in it", env)
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() && env == "" {
+		return pricing.Errorf(pricing.Invalid, "daemon: listening on %s reaches beyond this machine and needs a bearer token: set [daemon] token_env = \"NAME\" and export NAME=<token>, or listen on 127.0.0.1", addr)
+	}
+	return nil
 }
 
 // newScheduler schedules every enabled provider's refresh and the nightly maintenance;
@@ -261,10 +290,13 @@ func (a *app) refreshTask(st refresh.Store, j refresh.Job) func(context.Context)
 	return func(ctx context.Context) error {
 		r := refresh.Run(ctx, st, j, a.now)
 		for _, w := range r.Warnings {
-			a.log.Warn(w, "provider", r.Provider)
+			a.log.Warn(a.redactor().String(w), "provider", r.Provider)
 		}
 		for part, e := range r.Failed {
 			a.log.Warn("part of the refresh failed; its last good prices stay current", "provider", r.Provider, "part", part, "error", e)
+		}
+		if s, ok := st.(*store.Store); ok {
+			a.probeIntegrity(ctx, s)
 		}
 		if r.Err != nil {
 			return fmt.Errorf("refresh %s failed, last good prices kept: %w", r.Provider, r.Err)

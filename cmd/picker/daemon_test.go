@@ -160,7 +160,8 @@ func TestConcurrentReadsDuringRefresh(t *testing.T) {
 		n = 2000
 	}
 	clock := &testClock{t: fixedNow}
-	a, _ := newTestApp(t, "", clock.Now)
+	// Room for every reader: this test is about consistency, not the concurrency limit.
+	a, _ := newTestApp(t, "[daemon]\nmax_concurrent = 64\n", clock.Now)
 	a.st.CacheOffers(offerCacheSize) // as runDaemon does: a refresh must invalidate it
 	srv := httptest.NewServer(a.apiHandler())
 	defer srv.Close()

@@ -51,6 +51,9 @@ type exportRow struct {
 }
 
 func (a *app) runExport(ctx context.Context, q store.Query, format, out string) error {
+	if err := checkOutPath(out); out != "" && err != nil {
+		return err
+	}
 	st, err := a.store(ctx)
 	if err != nil {
 		return err

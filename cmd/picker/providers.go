@@ -78,7 +78,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 			}
 			r.Offers = s.Offers
 			r.Sources = append(r.Sources, s.Sources...)
-			r.LastError = s.LastError
+			r.LastError = a.redactor().String(s.LastError) // rows stored before redaction existed too
 			r.ConsecutiveFailures = s.ConsecutiveFailures
 			r.newestObserved = s.NewestObserved
 			if !s.NewestObserved.IsZero() {

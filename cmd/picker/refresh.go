@@ -57,11 +57,11 @@ func (a *app) refreshJobs(names []string) ([]refresh.Job, error) {
 		if !ok {
 			return nil, usageError{fmt.Errorf("--provider %q: unknown provider; known: %s", name, strings.Join(registry.Names(), ", "))}
 		}
-		p, err := d.New(a.cfg.Providers.Sections()[name])
+		p, err := newProvider(d, a.cfg.Providers.Sections()[name])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		jobs = append(jobs, refresh.Job{Name: name, Provider: p, Timeout: a.cfg.Timeout(name)})
+		jobs = append(jobs, refresh.Job{Name: name, Provider: p, Timeout: a.cfg.Timeout(name), Redact: a.redactor().Error})
 	}
 	return jobs, nil
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -49,10 +51,16 @@ var apiRoutes = []struct {
 		if err := bindQuery(q, o.params()); err != nil {
 			return nil, err
 		}
+		if _, given := q["limit"]; !given {
+			o.Limit = defaultAPILimit
+		} else if o.Limit == 0 {
+			return nil, pricing.ParamErrorf(pricing.Invalid, "limit", "parameter \"limit\" 0 (all offers): the API serves at most %d per request; narrow the filters", maxAPILimit)
+		}
 		return RunOffers(ctx, o)
 	}},
 	{"/v1/estimate", func(a *app, ctx context.Context, q url.Values) (any, error) {
 		o := a.newEstimateOptions()
+		o.Resolve = a.apiResolveModel
 		if err := bindJobQuery(q, o.params(), &o.JobRequest); err != nil {
 			return nil, err
 		}
@@ -60,6 +68,7 @@ var apiRoutes = []struct {
 	}},
 	{"/v1/recommend", func(a *app, ctx context.Context, q url.Values) (any, error) {
 		o := a.newRecommendOptions()
+		o.Resolve = a.apiResolveModel
 		if err := bindJobQuery(q, o.params(), &o.JobRequest); err != nil {
 			return nil, err
 		}
@@ -77,9 +86,13 @@ var apiRoutes = []struct {
 	}},
 }
 
-// bindQuery checks q against ps (unknown names, repeated scalars) and binds it.
+// bindQuery checks q against ps (unknown names, repeated scalars, the API's caps) and
+// binds it.
 func bindQuery(q url.Values, ps []param) error {
 	if err := CheckValues(q, ps); err != nil {
+		return err
+	}
+	if err := checkAPICaps(q, ps); err != nil {
 		return err
 	}
 	return BindParams(ps, QueryLookup(q))
@@ -91,15 +104,26 @@ func bindJobQuery(q url.Values, ps []param, job *JobRequest) error {
 	if err := bindQuery(q, ps); err != nil {
 		return err
 	}
-	if job.Model != "" && modelref.IsPath(job.Model) {
-		return pricing.ParamErrorf(pricing.Invalid, "model", "parameter \"model\" %q: the API does not read files; pass a catalog name or a Hugging Face id", job.Model)
+	return checkModelRef(job.Model)
+}
+
+// checkModelRef refuses a model that names a file: the API never reads local paths.
+func checkModelRef(model string) error {
+	if model != "" && modelref.IsPath(model) {
+		return pricing.ParamErrorf(pricing.Invalid, "model", "parameter \"model\" %q: the API does not read files; pass a catalog name or a Hugging Face id", model)
 	}
 	return nil
 }
 
-// apiHandler serves the API, and the web pages at /, over a's store, which must be
-// open (runDaemon opens it before serving so that every request shares it).
-func (a *app) apiHandler() http.Handler {
+// apiHandler serves the API, and the web pages at /, over a's store, which must be open (runDaemon opens it
+// before serving so that every request shares it), behind the guard built for
+// [daemon] listen (runDaemon passes the address it listens on).
+func (a *app) apiHandler() http.Handler { return a.apiHandlerFor(a.cfg.Daemon.Listen) }
+
+func (a *app) apiHandlerFor(listen string) http.Handler {
+	if a.hub == nil {
+		a.hub = newHubGate(a.cfg.Daemon.AllowHub, a.now)
+	}
 	mux := http.NewServeMux()
 	known := map[string]bool{"/healthz": true}
 	mux.HandleFunc("GET /healthz", a.handleHealth)
@@ -121,7 +145,15 @@ func (a *app) apiHandler() http.Handler {
 		}
 		pages.ServeHTTP(w, r)
 	})
-	return a.accessLog(mux)
+	g := a.newGuard(listen)
+	// What a request to each route may say, checked before it waits for a slot.
+	g.params = map[string][]param{
+		"/v1/offers":    a.newOffersOptions().params(),
+		"/v1/estimate":  a.newEstimateOptions().params(),
+		"/v1/recommend": a.newRecommendOptions().params(),
+		"/v1/providers": nil,
+	}
+	return a.accessLog(g.wrap(mux))
 }
 
 // commandHandler runs serve for each request under requestTimeout and writes its result
@@ -130,7 +162,16 @@ func (a *app) commandHandler(serve func(*app, context.Context, url.Values) (any,
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
-		res, err := serve(a, ctx, r.URL.Query())
+		q, err := parseQuery(r.URL.RawQuery)
+		var res any
+		if err == nil {
+			res, err = serve(a, ctx, q)
+		}
+		if offers, ok := res.([]pricing.Offer); ok && err == nil {
+			// Streamed: the answer's memory is the offers, not a second copy as JSON.
+			streamJSONArray(w, offers)
+			return
+		}
 		var body bytes.Buffer
 		if res != nil {
 			if jerr := writeJSON(&body, res); jerr != nil && err == nil {
@@ -160,11 +201,46 @@ func (a *app) commandHandler(serve func(*app, context.Context, url.Values) (any,
 				status = http.StatusServiceUnavailable
 			}
 		}
-		if status >= 500 {
-			a.log.Error("request failed", "path", r.URL.Path, "query", r.URL.RawQuery, "error", err)
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "5")
 		}
-		writeAPIError(w, status, err.Error(), pricing.ErrorParam(err))
+		msg := a.redactor().String(err.Error())
+		if status >= 500 {
+			a.log.Error("request failed", "path", r.URL.Path, "query", a.redactor().String(r.URL.RawQuery), "error", msg)
+		}
+		writeAPIError(w, status, msg, pricing.ErrorParam(err))
 	}
+}
+
+// streamJSONArray writes v as writeJSON would (the CLI's -o json, byte for byte), one
+// element at a time.
+func streamJSONArray[T any](w http.ResponseWriter, v []T) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if len(v) == 0 {
+		io.WriteString(w, "[]\n")
+		return
+	}
+	bw := bufio.NewWriterSize(w, 32<<10)
+	defer bw.Flush()
+	bw.WriteString("[\n")
+	for i := range v {
+		b, err := json.MarshalIndent(v[i], "  ", "  ")
+		if err != nil {
+			// Too late for a status: cut the array short so the client sees bad JSON.
+			return
+		}
+		bw.WriteString("  ")
+		bw.Write(b)
+		if i < len(v)-1 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+	}
+	bw.WriteString("]\n")
 }
 
 // withError adds "error" as the first field of the JSON object body (keeping the
@@ -210,27 +286,84 @@ func writeAPIError(w http.ResponseWriter, status int, msg, param string) {
 }
 
 type health struct {
-	Status string `json:"status"`
-	Store  string `json:"store"`
-	Schema int    `json:"schema_version,omitempty"`
-	Error  string `json:"error,omitempty"`
+	Status    string `json:"status"`
+	Store     string `json:"store"`
+	Integrity string `json:"integrity,omitempty"`
+	CheckedAt string `json:"integrity_checked_at,omitempty"`
+	Schema    int    `json:"schema_version,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
-// handleHealth answers 200 when the store answers a query, 503 otherwise.
+// handleHealth answers 200 when the database passed its last integrity probe (at start
+// and after each refresh; run now if none ran yet) and answers a read now on its own
+// connection, 503 otherwise. It skips the concurrency limit, so load never makes it lie.
 func (a *app) handleHealth(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	h, status := health{Status: "ok", Store: "ok"}, http.StatusOK
 	st, err := a.store(ctx)
 	if err == nil {
-		h.Schema, err = st.SchemaVersion(ctx)
+		err = st.Ping(ctx)
+	}
+	if err == nil {
+		if p := a.lastProbe.Load(); p == nil {
+			// No probe yet (an API served without runDaemon): run one in the
+			// background, not under this request's deadline; until it ends the
+			// integrity is "pending", which is not a failure.
+			h.Integrity = "pending"
+			if a.probing.CompareAndSwap(false, true) {
+				go a.probeIntegrity(context.WithoutCancel(ctx), st)
+			}
+		} else {
+			h.Integrity, h.CheckedAt = "ok", p.at.UTC().Format(time.RFC3339)
+			if p.err != nil {
+				h.Integrity, err = "failed", p.err
+			}
+		}
+	}
+	if err == nil {
+		h.Schema = a.schemaVersion(ctx, st)
 	}
 	if err != nil {
-		h, status = health{Status: "unavailable", Store: "error", Error: err.Error()}, http.StatusServiceUnavailable
+		h.Status, h.Store, h.Error, status = "unavailable", "error", a.redactor().String(err.Error()), http.StatusServiceUnavailable
 	}
 	var b bytes.Buffer
 	writeJSON(&b, h)
 	writeJSONBody(w, status, b.Bytes())
+}
+
+// probeResult is the outcome of the last integrity probe.
+type probeResult struct {
+	err error
+	at  time.Time
+}
+
+// probeIntegrity runs the store's quick integrity check and keeps the result for
+// /healthz.
+func (a *app) probeIntegrity(ctx context.Context, st interface{ QuickCheck(context.Context) error }) *probeResult {
+	p := &probeResult{err: st.QuickCheck(ctx), at: a.now()}
+	if p.err != nil && ctx.Err() != nil {
+		return p // a probe cut short says nothing about the file; keep the last result
+	}
+	a.lastProbe.Store(p)
+	if p.err != nil {
+		a.log.Error("database integrity probe failed", "error", p.err)
+	}
+	return p
+}
+
+// schemaVersion is read once: it changes only when a newer picker migrates the file.
+func (a *app) schemaVersion(ctx context.Context, st interface {
+	SchemaVersion(context.Context) (int, error)
+}) int {
+	if v := a.schema.Load(); v > 0 {
+		return int(v)
+	}
+	v, err := st.SchemaVersion(ctx)
+	if err == nil {
+		a.schema.Store(int64(v))
+	}
+	return v
 }
 
 // statusWriter records the status a handler wrote, for the access log.

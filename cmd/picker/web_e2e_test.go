@@ -244,3 +244,33 @@ func TestAskFormHasEveryRecommendFlag(t *testing.T) {
 		}
 	}
 }
+
+// The guard lets a person follow a link to a page from another site, and nothing else
+// of another site's: not its fetches of a page, not a navigation to the JSON API.
+func TestGuardLetsLinksToPagesIn(t *testing.T) {
+	_, srv := newTestAPI(t)
+	for _, tt := range []struct {
+		path, mode, dest string
+		status           int
+	}{
+		{"/?model=llama-2-7b", "navigate", "document", 200},
+		{"/offers", "navigate", "document", 200},
+		{"/?model=llama-2-7b", "cors", "empty", 403},
+		{"/offers", "navigate", "iframe", 403},
+		{"/v1/offers", "navigate", "document", 403},
+		{"/assets/app.css", "no-cors", "style", 403},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+tt.path, nil)
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.Header.Set("Sec-Fetch-Mode", tt.mode)
+		req.Header.Set("Sec-Fetch-Dest", tt.dest)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("cross-site %s %s of %s: %d, want %d", tt.mode, tt.dest, tt.path, resp.StatusCode, tt.status)
+		}
+	}
+}

@@ -27,6 +27,7 @@ import (
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
@@ -34,6 +35,7 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/httpx"
 )
 
 // Name is the provider name used in offers and config.
@@ -173,7 +175,31 @@ func (p *Provider) loadConfig(ctx context.Context) (awssdk.Config, error) {
 	if p.cfg.Endpoint != "" {
 		lo = append(lo, config.WithBaseEndpoint(p.cfg.Endpoint))
 	}
-	return config.LoadDefaultConfig(ctx, lo...)
+	cfg, err := config.LoadDefaultConfig(ctx, lo...)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.HTTPClient = limitHTTPClient(cfg.HTTPClient)
+	return cfg, nil
+}
+
+// limitHTTPClient gives the SDK's HTTP client picker's limits: every answer capped at
+// httpx.MaxBodyBytes ([refresh] max_answer_mib) and no redirect to another host (a
+// signed request's headers and security token must not follow one). The SDK's own
+// client keeps its transport (AWS_CA_BUNDLE, proxies, timeouts) under the limits.
+func limitHTTPClient(hc config.HTTPClient) config.HTTPClient {
+	var c http.Client
+	switch v := hc.(type) {
+	case *http.Client:
+		c = *v
+	case *awshttp.BuildableClient:
+		c = http.Client{Transport: v.GetTransport(), Timeout: v.GetTimeout()}
+	default:
+		return hc // a client picker does not know how to wrap; used as given
+	}
+	c.Transport = httpx.LimitBody(c.Transport)
+	c.CheckRedirect = httpx.CheckRedirect
+	return &c
 }
 
 // regionResult is what one region's calls produced.

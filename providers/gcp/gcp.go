@@ -154,7 +154,10 @@ func (p *Provider) httpClient(ctx context.Context, apiKey string, scopes ...stri
 		}
 		base = c.Transport
 	}
-	return &http.Client{Transport: &httpx.Transport{Ctx: ctx, Base: base, Policy: p.opts.policy}}, nil
+	// Credentials are added by the transport to every request, so a redirect to another
+	// host would carry them: the client refuses such redirects (httpx.CheckRedirect);
+	// the transport caps every answer at httpx.MaxBodyBytes.
+	return &http.Client{Transport: &httpx.Transport{Ctx: ctx, Base: base, Policy: p.opts.policy}, CheckRedirect: httpx.CheckRedirect}, nil
 }
 
 func (p *Provider) clientOptions(hc *http.Client) []option.ClientOption {

@@ -187,9 +187,7 @@ func Apply(opts ...Option) Settings {
 			o(&s)
 		}
 	}
-	if s.HTTPClient == nil {
-		s.HTTPClient = &http.Client{Timeout: DefaultTimeout}
-	}
+	s.HTTPClient = SafeClient(s.HTTPClient)
 	if s.Now == nil {
 		s.Now = time.Now
 	}
@@ -206,7 +204,8 @@ type Client struct {
 	Provider string
 	HTTP     *http.Client
 	Policy   Policy
-	// MaxBodyBytes caps a response body; a longer body is an error. Default 64 MiB.
+	// MaxBodyBytes caps a response body; a longer body is an error. Default
+	// MaxBodyBytes() ([refresh] max_answer_mib).
 	MaxBodyBytes int64
 	// UserAgent is sent when set.
 	UserAgent string
@@ -366,7 +365,7 @@ func (c *Client) once(ctx context.Context, method, where string, r Request) (*Re
 	defer resp.Body.Close()
 	maxBody := c.MaxBodyBytes
 	if maxBody <= 0 {
-		maxBody = DefaultMaxBodyBytes
+		maxBody = MaxBodyBytes()
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -404,7 +403,7 @@ func ReadAll(r io.Reader, maxBytes int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > maxBytes {
-		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, maxBytes)
+		return nil, tooLarge(maxBytes)
 	}
 	return b, nil
 }

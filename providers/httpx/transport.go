@@ -83,7 +83,7 @@ func (t *Transport) once(base http.RoundTripper, req *http.Request) (*http.Respo
 		return nil, 0, err
 	}
 	if Retryable(resp.StatusCode) {
-		body, _ := io.ReadAll(resp.Body)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		wait := time.Duration(-1)
@@ -93,11 +93,17 @@ func (t *Transport) once(base http.RoundTripper, req *http.Request) (*http.Respo
 		return resp, wait, &retryable{fmt.Errorf("HTTP %d", resp.StatusCode)}
 	}
 	if resp.StatusCode != http.StatusOK {
+		if resp.ContentLength > MaxBodyBytes() {
+			resp.Body.Close()
+			return nil, 0, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, tooLarge(MaxBodyBytes()))
+		}
 		return resp, 0, nil
 	}
-	body, rerr := io.ReadAll(resp.Body)
+	body, rerr := ReadAll(resp.Body, MaxBodyBytes())
 	resp.Body.Close()
 	switch {
+	case errors.Is(rerr, ErrTooLarge):
+		return nil, 0, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, rerr)
 	case rerr != nil:
 		return nil, -1, &retryable{fmt.Errorf("truncated body: %w", rerr)}
 	case resp.ContentLength >= 0 && int64(len(body)) != resp.ContentLength:

@@ -180,6 +180,40 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		return nil, err
 	}
 	now := p.now().UTC()
+	var r gqlResponse
+	for attempt := 1; ; attempt++ {
+		r, err = p.query(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if len(r.Errors) == 0 {
+			break
+		}
+		gerr := pricing.Errorf(pricing.Unavailable, "runpod: gpuTypes: GraphQL error: %s", r.errorText())
+		if !r.transient() {
+			return nil, gerr
+		}
+		// RunPod answers an overloaded backend with HTTP 200 and an
+		// INTERNAL_SERVER_ERROR "try again" error: retried like a 5xx.
+		if attempt >= p.client.Policy.Attempts() {
+			return nil, pricing.Errorf(pricing.Unavailable, "%w (gave up after %d attempts)", gerr, attempt)
+		}
+		if err := p.client.Policy.Wait(ctx, attempt); err != nil {
+			return nil, pricing.Errorf(pricing.Unavailable, "runpod: gpuTypes: %w (last error: %v)", err, gerr)
+		}
+	}
+	if r.Data == nil {
+		return nil, httpx.Field(Name, "gpuTypes", "data")
+	}
+	if r.Data.GPUTypes == nil {
+		return nil, httpx.Field(Name, "gpuTypes", "data.gpuTypes")
+	}
+	return p.snapshot(*r.Data.GPUTypes, now)
+}
+
+// query sends the gpuTypes query once (under the HTTP retry policy) and decodes it.
+func (p *Provider) query(ctx context.Context, key string) (gqlResponse, error) {
+	var r gqlResponse
 	body, _ := json.Marshal(map[string]any{"query": query})
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
 	if key != "" {
@@ -189,32 +223,41 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if err != nil {
 		var se *httpx.StatusError
 		if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden) {
-			return nil, pricing.Errorf(pricing.Invalid, "runpod: gpuTypes: the API refused the key read from %s: %w", p.keyEnv, err)
+			return r, pricing.Errorf(pricing.Invalid, "runpod: gpuTypes: the API refused the key read from %s: %w", p.keyEnv, err)
 		}
-		return nil, fmt.Errorf("runpod: gpuTypes: %w", err)
+		return r, fmt.Errorf("runpod: gpuTypes: %w", err)
 	}
-	var r gqlResponse
-	if err := httpx.DecodeJSON(Name, "gpuTypes", resp.Body, &r); err != nil {
-		return nil, err
-	}
-	if len(r.Errors) > 0 {
-		msgs := make([]string, 0, len(r.Errors))
-		for _, e := range r.Errors {
-			m := e.Message
-			if e.Extensions.Code != "" {
-				m = e.Extensions.Code + ": " + m
-			}
-			msgs = append(msgs, m)
+	err = httpx.DecodeJSON(Name, "gpuTypes", resp.Body, &r)
+	return r, err
+}
+
+func (r *gqlResponse) errorText() string {
+	msgs := make([]string, 0, len(r.Errors))
+	for _, e := range r.Errors {
+		m := e.Message
+		if e.Extensions.Code != "" {
+			m = e.Extensions.Code + ": " + m
 		}
-		return nil, pricing.Errorf(pricing.Unavailable, "runpod: gpuTypes: GraphQL error: %s", strings.Join(msgs, "; "))
+		msgs = append(msgs, m)
 	}
-	if r.Data == nil {
-		return nil, httpx.Field(Name, "gpuTypes", "data")
+	return strings.Join(msgs, "; ")
+}
+
+// transient reports whether every GraphQL error is one worth another attempt: a server
+// error code (INTERNAL_SERVER_ERROR, SERVICE_UNAVAILABLE, TIMEOUT, rate limiting) or a
+// message that asks to try again. A query, validation or auth error is not.
+func (r *gqlResponse) transient() bool {
+	for _, e := range r.Errors {
+		code := strings.ToUpper(e.Extensions.Code)
+		msg := strings.ToLower(e.Message)
+		switch {
+		case code == "INTERNAL_SERVER_ERROR", code == "SERVICE_UNAVAILABLE", code == "TIMEOUT", code == "TOO_MANY_REQUESTS", code == "RATE_LIMITED":
+		case strings.Contains(msg, "try again"):
+		default:
+			return false
+		}
 	}
-	if r.Data.GPUTypes == nil {
-		return nil, httpx.Field(Name, "gpuTypes", "data.gpuTypes")
-	}
-	return p.snapshot(*r.Data.GPUTypes, now)
+	return true
 }
 
 // counts are the GPU counts offered for a type: 1, 2, 4, 8 up to maxCount, plus maxCount

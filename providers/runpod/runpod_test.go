@@ -401,3 +401,41 @@ func TestNewAndDescriptor(t *testing.T) {
 		t.Error("Descriptor.New(42) succeeded; want a type error")
 	}
 }
+
+// Issue 18, case 8: RunPod's transient GraphQL error (HTTP 200, INTERNAL_SERVER_ERROR,
+// "try again") is retried under the shared policy; a validation error is not (above).
+func TestTransientGraphQLErrorRetried(t *testing.T) {
+	const transient = `{"errors":[{"message":"Something went wrong. Please try again later.","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`
+	t.Run("then success", func(t *testing.T) {
+		t.Setenv("PICKER_TEST_RUNPOD_KEY", "")
+		s := &graphqlServer{hook: func(w http.ResponseWriter, n int) bool {
+			if n <= 2 {
+				io.WriteString(w, transient)
+				return true
+			}
+			return false
+		}}
+		var sl providertest.Sleeps
+		p := setup(t, s, Config{}, &sl)
+		snap, err := p.Fetch(context.Background())
+		if err != nil {
+			t.Fatalf("Fetch: %v", err)
+		}
+		if len(snap.Offers) == 0 || s.requests.Load() != 3 {
+			t.Errorf("%d offers after %d requests; want offers after 3", len(snap.Offers), s.requests.Load())
+		}
+	})
+	t.Run("until the bound", func(t *testing.T) {
+		t.Setenv("PICKER_TEST_RUNPOD_KEY", "")
+		s := &graphqlServer{body: transient}
+		var sl providertest.Sleeps
+		p := setup(t, s, Config{}, &sl)
+		_, err := p.Fetch(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "INTERNAL_SERVER_ERROR") || !strings.Contains(err.Error(), "gave up after 5 attempts") {
+			t.Errorf("error %v", err)
+		}
+		if pricing.ErrorCode(err) != pricing.Unavailable || s.requests.Load() != 5 {
+			t.Errorf("code %v after %d requests; want Unavailable after 5", pricing.ErrorCode(err), s.requests.Load())
+		}
+	})
+}

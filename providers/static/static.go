@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("static: %w", err)
 		}
-		offers, err := ReadFile(expandHome(f))
+		offers, err := ReadFileContext(ctx, expandHome(f))
 		if err != nil {
 			return nil, err
 		}
@@ -96,17 +97,90 @@ func expandHome(p string) string {
 	return p
 }
 
-// ReadFile parses one price file by its extension. Offers observed-at defaults to the
-// file's modification time: the user last stated these prices then.
+// ReadFile is ReadFileContext without a deadline.
 func ReadFile(path string) ([]pricing.Offer, error) {
-	b, err := os.ReadFile(path)
+	return ReadFileContext(context.Background(), path)
+}
+
+// MaxFileBytes caps one price file: a file this large is a mistake (a log, a disk
+// image), not a price list.
+const MaxFileBytes = 64 << 20
+
+// readRegular reads a regular file within ctx. A FIFO, device, socket or directory is
+// refused before it is opened (opening a FIFO blocks until a writer appears, past any
+// timeout and signal); the open and read run beside ctx, so a stalled file (a hung
+// network mount) ends at the refresh timeout too.
+func readRegular(ctx context.Context, path string) ([]byte, time.Time, error) {
+	fi, err := os.Stat(path)
 	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, time.Time{}, fmt.Errorf("%s: not a regular file (%s); price files must be regular files", path, fileKind(fi.Mode()))
+	}
+	type result struct {
+		b   []byte
+		mod time.Time
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err == nil && !fi.Mode().IsRegular() { // swapped after the first check
+			err = fmt.Errorf("%s: not a regular file (%s)", path, fileKind(fi.Mode()))
+		}
+		var b []byte
+		if err == nil {
+			b, err = io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+		}
+		if err == nil && len(b) > MaxFileBytes {
+			err = fmt.Errorf("%s: larger than %d MiB; price files are small", path, MaxFileBytes>>20)
+		}
+		var mod time.Time
+		if fi != nil {
+			mod = fi.ModTime()
+		}
+		ch <- result{b, mod, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.b, r.mod, r.err
+	case <-ctx.Done():
+		return nil, time.Time{}, fmt.Errorf("%s: reading stopped: %w", path, ctx.Err())
+	}
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeDevice != 0, m&os.ModeCharDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
+}
+
+// ReadFileContext parses one price file by its extension. Offers observed-at defaults
+// to the file's modification time: the user last stated these prices then.
+func ReadFileContext(ctx context.Context, path string) ([]pricing.Offer, error) {
+	b, modTime, err := readRegular(ctx, path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, pricing.Errorf(pricing.Unavailable, "static: %w", err)
+		}
 		return nil, pricing.Errorf(pricing.Invalid, "static: %w", err)
 	}
-	mod := time.Now().UTC()
-	if st, err := os.Stat(path); err == nil {
-		mod = st.ModTime().UTC().Truncate(time.Second)
-	}
+	mod := modTime.UTC().Truncate(time.Second)
 	var offers []pricing.Offer
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":
