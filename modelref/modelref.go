@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -309,4 +311,19 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// CachedIDs lists the Hugging Face ids whose config.json is in opt.CacheDir (fetched by
+// an earlier question), sorted: the web page suggests them beside the catalog's names.
+func CachedIDs(opt Options) []string {
+	if opt.CacheDir == "" {
+		return nil
+	}
+	matches, _ := fs.Glob(os.DirFS(opt.CacheDir), "*/*/config.json")
+	ids := make([]string, 0, len(matches))
+	for _, m := range matches {
+		ids = append(ids, strings.TrimSuffix(m, "/config.json"))
+	}
+	slices.Sort(ids)
+	return ids
 }

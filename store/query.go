@@ -188,11 +188,13 @@ func (s *Store) queryOffers(ctx context.Context, q Query) ([]pricing.Offer, erro
 	return out, s.dbError("query offers", rows.Err())
 }
 
-// HistoryQuery names the offers whose price history is wanted. Provider and
-// InstanceType are required; the others narrow it ("" = any).
+// HistoryQuery names the offers whose price history is wanted: Provider and
+// InstanceType, or GPUModel (every offer of that model, for a per-model chart); the
+// others narrow it ("" = any).
 type HistoryQuery struct {
 	Provider     string
 	InstanceType string // case-insensitive
+	GPUModel     string // canonical name, case-insensitive
 	Region       string // case-insensitive
 	Zone         string
 	Purchase     pricing.Purchase
@@ -206,6 +208,7 @@ type PricePoint struct {
 	InstanceType string           `json:"instance_type"`
 	Purchase     pricing.Purchase `json:"purchase"`
 	GPUModel     string           `json:"gpu_model"`
+	GPUCount     float64          `json:"gpu_count"`
 	PriceUSDHr   float64          `json:"price_usd_hr"`
 	ValidFrom    time.Time        `json:"valid_from"`
 	ValidTo      *time.Time       `json:"valid_to"` // nil while the price is current
@@ -214,12 +217,23 @@ type PricePoint struct {
 // History returns every stored price interval of the matching offers, oldest first
 // (ties: region, zone, purchase). No match is a NotFound error naming what was asked.
 func (s *Store) History(ctx context.Context, q HistoryQuery) ([]PricePoint, error) {
-	if q.Provider == "" || q.InstanceType == "" {
-		return nil, pricing.Errorf(pricing.Invalid, "history: provider and instance type are required")
+	if (q.Provider == "" || q.InstanceType == "") && q.GPUModel == "" {
+		return nil, pricing.Errorf(pricing.Invalid, "history: provider and instance type, or a GPU model, are required")
 	}
-	where := []string{"o.provider = ?", "o.instance_type = ? COLLATE NOCASE"}
-	args := []any{strings.ToLower(q.Provider), q.InstanceType}
-	asked := []string{"provider " + q.Provider, "instance type " + q.InstanceType}
+	var where, asked []string
+	var args []any
+	if q.Provider != "" {
+		where, args = append(where, "o.provider = ?"), append(args, strings.ToLower(q.Provider))
+		asked = append(asked, "provider "+q.Provider)
+	}
+	if q.InstanceType != "" {
+		where, args = append(where, "o.instance_type = ? COLLATE NOCASE"), append(args, q.InstanceType)
+		asked = append(asked, "instance type "+q.InstanceType)
+	}
+	if q.GPUModel != "" {
+		where, args = append(where, "o.gpu_model = ? COLLATE NOCASE"), append(args, q.GPUModel)
+		asked = append(asked, "GPU model "+q.GPUModel)
+	}
 	if q.Region != "" {
 		where, args = append(where, "o.region = ? COLLATE NOCASE"), append(args, q.Region)
 		asked = append(asked, "region "+q.Region)
@@ -236,7 +250,7 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]PricePoint, erro
 		where, args = append(where, "o.purchase = ?"), append(args, string(p))
 		asked = append(asked, "purchase "+string(p))
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT o.provider, o.region, o.zone, o.instance_type, o.purchase, o.gpu_model,
+	rows, err := s.db.QueryContext(ctx, `SELECT o.provider, o.region, o.zone, o.instance_type, o.purchase, o.gpu_model, o.gpu_count,
 		p.price, p.valid_from, p.valid_to
 		FROM offers o JOIN prices p ON p.offer_id = o.id
 		WHERE `+strings.Join(where, " AND ")+`
@@ -250,7 +264,7 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]PricePoint, erro
 		var p PricePoint
 		var from int64
 		var to sql.NullInt64
-		if err := rows.Scan(&p.Provider, &p.Region, &p.Zone, &p.InstanceType, &p.Purchase, &p.GPUModel,
+		if err := rows.Scan(&p.Provider, &p.Region, &p.Zone, &p.InstanceType, &p.Purchase, &p.GPUModel, &p.GPUCount,
 			&p.PriceUSDHr, &from, &to); err != nil {
 			return nil, s.dbError("query history", err)
 		}

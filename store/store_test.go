@@ -580,3 +580,29 @@ func TestReadersSeeWholeSnapshots(t *testing.T) {
 	}
 	t.Logf("%d reads during the write", reads)
 }
+
+func TestHistoryByGPUModel(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	a100 := mk("lambda", "us-east-1", "gpu_8x_a100", pricing.OnDemand, 10)
+	h100 := mk("lambda", "us-east-1", "gpu_8x_h100", pricing.OnDemand, 20)
+	h100.GPUModel = "H100"
+	if _, err := s.WriteSnapshot(ctx, "lambda", WriteInput{Offers: observed(at(1), a100, h100), Started: at(1), Finished: at(1)}); err != nil {
+		t.Fatal(err)
+	}
+	a100.PriceUSDHr = 9
+	if _, err := s.WriteSnapshot(ctx, "lambda", WriteInput{Offers: observed(at(2), a100, h100), Started: at(2), Finished: at(2)}); err != nil {
+		t.Fatal(err)
+	}
+	// The A100 offer changed once (two intervals); the H100 offer never did.
+	pts, err := s.History(ctx, HistoryQuery{GPUModel: "a100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 2 || pts[0].PriceUSDHr != 10 || pts[1].PriceUSDHr != 9 || pts[0].GPUModel != "A100" || pts[0].GPUCount != 8 {
+		t.Errorf("got %+v, want the A100 offer's two intervals, 10 then 9", pts)
+	}
+	if _, err := s.History(ctx, HistoryQuery{GPUModel: "B300"}); pricing.ErrorCode(err) != pricing.NotFound {
+		t.Errorf("unknown model: got %v, want NotFound", err)
+	}
+}

@@ -54,7 +54,7 @@ func (a *app) daemonCmd() *cobra.Command {
 	var o daemonOptions
 	cmd := &cobra.Command{
 		Use:   "daemon",
-		Short: "Refresh prices on each provider's schedule and serve the HTTP API",
+		Short: "Refresh prices on each provider's schedule and serve the web page and the HTTP API",
 		Long: `daemon keeps prices fresh and answers questions over HTTP.
 
 Each enabled provider is refreshed on its cron schedule ([providers.NAME] schedule,
@@ -78,6 +78,9 @@ past [daemon] max_concurrent requests the answer is 503 with Retry-After. Only t
 listen host, IPs, localhost and [daemon] hosts are served as Host; with [daemon]
 token_env every request but /healthz needs "Authorization: Bearer <token>", and a
 listen address beyond loopback requires it. Hub fetches need [daemon] allow_hub.
+
+The web page, on the same listener: / (ask), /offers (compare, CSV), /history,
+/providers; it answers with the same commands as the API.
 
 SIGINT or SIGTERM stops it gracefully: no new requests, running refreshes cancelled,
 bounded by --shutdown-timeout; a second signal exits at once.`,

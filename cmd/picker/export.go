@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -71,12 +70,7 @@ func (a *app) runExport(ctx context.Context, q store.Query, format, out string) 
 			}
 			return writeJSON(w, rows)
 		}
-		header := append(slices.Clone(offerColumns), "total_gpu_mem_gib", "price_per_gpu_usd_hr", "price_per_gib_usd_hr", "fractional")
-		rows := make([][]string, len(offers))
-		for i, o := range offers {
-			rows[i] = append(offerCells(o), num(o.TotalGPUMemGiB(), 2), num(o.PricePerGPU(), 6), num(o.PricePerGiB(), 6), fmt.Sprint(o.Fractional()))
-		}
-		return writeCSV(w, header, rows)
+		return pricing.WriteExportCSV(w, offers)
 	}
 	if out == "" {
 		return write(a.stdout)

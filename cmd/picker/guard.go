@@ -121,6 +121,19 @@ func (g *guard) allowedHost(hostport string) bool {
 
 func isHealthPath(p string) bool { return p == "/healthz" }
 
+// pageNavigation reports a browser's top-level navigation to a web page: a shared
+// link clicked on another site. It reads and changes nothing and carries no
+// credentials, so it is let in; another site's fetches, frames, images and scripts are
+// not, and neither is any navigation to the JSON API.
+func pageNavigation(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !isHealthPath(r.URL.Path) &&
+		r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/") &&
+		r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("Sec-Fetch-Dest") == "document"
+}
+
+// isAssetPath is the web pages' embedded files: served from memory, they take no slot.
+func isAssetPath(p string) bool { return strings.HasPrefix(p, "/assets/") }
+
 func (g *guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// No page of another site may frame an answer (clickjacking); a page served
@@ -148,6 +161,10 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		// costs nothing to answer and must not crowd out real questions.
 		if err := g.precheck(r); err != nil {
 			writeAPIError(w, http.StatusBadRequest, err.Error(), pricing.ErrorParam(err))
+			return
+		}
+		if isAssetPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
 			return
 		}
 		if !g.acquire(r) {
@@ -204,10 +221,11 @@ func (g *guard) acquire(r *http.Request) bool {
 }
 
 // sameOrigin refuses requests a browser sends on behalf of another site: an Origin
-// whose host is not one this API answers to, or Sec-Fetch-Site: cross-site.
+// whose host is not one this API answers to, or Sec-Fetch-Site: cross-site, except a
+// person following a link from another site to a web page (pageNavigation).
 func (g *guard) sameOrigin(r *http.Request) bool {
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		return false
+		return pageNavigation(r)
 	}
 	o := r.Header.Get("Origin")
 	if o == "" {

@@ -15,13 +15,21 @@ func (a *app) historyCmd() *cobra.Command {
 	var hq store.HistoryQuery
 	var purchase string
 	cmd := &cobra.Command{
-		Use:     "history",
-		Short:   "Show an offer's price over time, one row per change",
-		Example: `  picker history --provider aws --instance-type p4d.24xlarge --region us-east-1`,
-		Args:    cobra.NoArgs,
+		Use:   "history",
+		Short: "Show an offer's price over time, one row per change",
+		Example: `  picker history --provider aws --instance-type p4d.24xlarge --region us-east-1
+  picker history --gpu-model H100 --purchase spot -o csv`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if hq.Provider == "" || hq.InstanceType == "" {
-				return usageError{fmt.Errorf("history needs --provider and --instance-type")}
+			if (hq.Provider == "" || hq.InstanceType == "") && hq.GPUModel == "" {
+				return usageError{fmt.Errorf("history needs --provider and --instance-type, or --gpu-model")}
+			}
+			if hq.GPUModel != "" {
+				canon, err := canonicalGPU(hq.GPUModel)
+				if err != nil {
+					return err
+				}
+				hq.GPUModel = canon
 			}
 			if purchase != "" && purchase != "any" {
 				p, err := pricing.ParsePurchase(purchase)
@@ -36,6 +44,7 @@ func (a *app) historyCmd() *cobra.Command {
 	cmd.Flags().StringVar(&hq.Provider, "provider", "", "provider (required)")
 	cmd.Flags().StringVar(&hq.InstanceType, "instance-type", "", "instance type (required)")
 	cmd.Flags().StringVar(&hq.Region, "region", "", "region (default: all)")
+	cmd.Flags().StringVar(&hq.GPUModel, "gpu-model", "", "every offer of this GPU model (instead of --provider and --instance-type)")
 	cmd.Flags().StringVar(&purchase, "purchase", "any", "on-demand, spot or any")
 	return cmd
 }
@@ -52,12 +61,18 @@ type historyRow struct {
 	PriceUSDHr   float64    `json:"price_usd_hr"`
 }
 
-func (a *app) runHistory(ctx context.Context, hq store.HistoryQuery) error {
+// RunHistory returns every stored price interval of the offers hq names, oldest
+// first: what `picker history` prints and the web page charts.
+func (a *app) RunHistory(ctx context.Context, hq store.HistoryQuery) ([]store.PricePoint, error) {
 	st, err := a.store(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	points, err := st.History(ctx, hq)
+	return st.History(ctx, hq)
+}
+
+func (a *app) runHistory(ctx context.Context, hq store.HistoryQuery) error {
+	points, err := a.RunHistory(ctx, hq)
 	if err != nil {
 		return err
 	}

@@ -194,6 +194,17 @@ func TestHistoryAndProviders(t *testing.T) {
 	if r := runCLI(t, db, false, "history", "--provider", "aws", "--instance-type", "p9.huge"); r.code != 2 || !strings.Contains(r.stderr, "p9.huge") {
 		t.Errorf("history of an unknown offer: exit %d, %q; want 2 naming it", r.code, r.stderr)
 	}
+	// By GPU model, under any of its spellings: on a fresh database every current offer
+	// of the model has exactly one interval.
+	var offers []pricing.Offer
+	json.Unmarshal([]byte(runCLI(t, db, false, "offers", "--gpu-model", "A100-80GB", "-o", "json").stdout), &offers)
+	r = runCLI(t, db, false, "history", "--gpu-model", "NVIDIA A100-SXM4-80GB", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil || len(h) != len(offers) || len(h) == 0 {
+		t.Errorf("history --gpu-model: %d rows (%v, exit %d %s), want one per A100-80GB offer (%d)", len(h), err, r.code, r.stderr, len(offers))
+	}
+	if r := runCLI(t, db, false, "history"); r.code != 2 || !strings.Contains(r.stderr, "--gpu-model") {
+		t.Errorf("history with nothing named: exit %d, %q; want 2 saying what it needs", r.code, r.stderr)
+	}
 	p := runCLI(t, db, false, "providers", "-o", "json")
 	var rows []providerRow
 	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil {

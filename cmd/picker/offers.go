@@ -209,12 +209,9 @@ func (a *app) offersCmd() *cobra.Command {
 }
 
 // offerColumns are the CSV/JSON field names of an offer, in CONTRACT order.
-var offerColumns = []string{"provider", "region", "zone", "instance_type", "gpu_model", "gpu_count", "gpu_mem_gib", "vcpus", "ram_gib", "purchase", "price_usd_hr", "currency", "observed_at", "source"}
+var offerColumns = pricing.OfferCSVColumns
 
-func offerCells(o pricing.Offer) []string {
-	return []string{o.Provider, o.Region, o.Zone, o.InstanceType, o.GPUModel, num(o.GPUCount, 4), num(o.GPUMemGiB, 2),
-		num(o.VCPUs, 2), num(o.RAMGiB, 2), string(o.Purchase), num(o.PriceUSDHr, 6), o.Currency, o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source}
-}
+func offerCells(o pricing.Offer) []string { return pricing.OfferCSVRecord(o) }
 
 func writeOffers(s *IOStreams, offers []pricing.Offer) error {
 	w := s.Out

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/pickergpu/picker/pricing"
 )
 
 // IOStreams is where a command's output goes and how it looks: the format (-o), whether
@@ -110,32 +111,10 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// num formats a float compactly: no trailing zeros, at most prec decimals. Values too
-// large for fixed notation (1e21 and up) use an exponent, never a wrapped integer.
-func num(v float64, prec int) string {
-	r := roundTo(v, prec)
-	if math.Abs(r) >= 1e21 {
-		return strconv.FormatFloat(r, 'g', -1, 64)
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64)
-}
+// num formats a float compactly: no trailing zeros, at most prec decimals.
+func num(v float64, prec int) string { return pricing.FormatNum(v, prec) }
 
-// roundTo rounds to prec decimals. A value whose scaled form does not fit the 2^53
-// integers a float64 holds exactly is returned as is (it has no decimals to round, and
-// the int64 conversion would wrap: 1e308 printed negative).
-func roundTo(v float64, prec int) float64 {
-	p := 1.0
-	for range prec {
-		p *= 10
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v*p) >= 1<<53 {
-		return v
-	}
-	if v < 0 {
-		return -float64(int64(-v*p+0.5)) / p
-	}
-	return float64(int64(v*p+0.5)) / p
-}
+func roundTo(v float64, prec int) float64 { return pricing.RoundTo(v, prec) }
 
 // usd formats a price with cents, more digits for small prices.
 func usd(v float64) string {

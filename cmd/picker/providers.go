@@ -26,6 +26,8 @@ type providerRow struct {
 	LastError           string     `json:"last_error"`
 	ConsecutiveFailures int        `json:"consecutive_failures"`
 	Schedule            string     `json:"schedule,omitempty"`
+	// newestObserved is when the newest current price was seen (Age's origin).
+	newestObserved time.Time
 }
 
 func (a *app) providersCmd() *cobra.Command {
@@ -78,6 +80,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 			r.Sources = append(r.Sources, s.Sources...)
 			r.LastError = a.redactor().String(s.LastError) // rows stored before redaction existed too
 			r.ConsecutiveFailures = s.ConsecutiveFailures
+			r.newestObserved = s.NewestObserved
 			if !s.NewestObserved.IsZero() {
 				// The age of the prices themselves: for snapshot-seeded providers that is
 				// the snapshot's date, not when the database was created.

@@ -12,10 +12,12 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/pickergpu/picker/modelref"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/web"
 )
 
 // The daemon's HTTP API. Every /v1 endpoint binds its query parameters with the same
@@ -113,7 +115,7 @@ func checkModelRef(model string) error {
 	return nil
 }
 
-// apiHandler serves the API over a's store, which must be open (runDaemon opens it
+// apiHandler serves the API, and the web pages at /, over a's store, which must be open (runDaemon opens it
 // before serving so that every request shares it), behind the guard built for
 // [daemon] listen (runDaemon passes the address it listens on).
 func (a *app) apiHandler() http.Handler { return a.apiHandlerFor(a.cfg.Daemon.Listen) }
@@ -129,13 +131,19 @@ func (a *app) apiHandlerFor(listen string) http.Handler {
 		mux.Handle("GET "+r.path, a.commandHandler(r.serve))
 		known[r.path] = true
 	}
+	// The web pages answer every other path, except under /v1/, which stays JSON.
+	pages := web.Handler(webBackend{a}, web.Options{Now: a.now, APIBase: "/v1", Log: a.log})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if known[r.URL.Path] {
 			w.Header().Set("Allow", "GET, HEAD")
 			writeAPIError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use GET", r.Method), "")
 			return
 		}
-		writeAPIError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see /healthz, /v1/offers, /v1/estimate, /v1/recommend, /v1/providers", r.URL.Path), "")
+		if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1" {
+			writeAPIError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see /healthz, /v1/offers, /v1/estimate, /v1/recommend, /v1/providers", r.URL.Path), "")
+			return
+		}
+		pages.ServeHTTP(w, r)
 	})
 	g := a.newGuard(listen)
 	// What a request to each route may say, checked before it waits for a slot.

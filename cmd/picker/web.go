@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/modelref"
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/store"
+	"github.com/pickergpu/picker/web"
+)
+
+// webBackend answers the web pages with the run functions the CLI and the /v1 API
+// call, binding the page's parameters with the same binder (bindQuery, bindJobQuery:
+// the parameters are the commands' flags), so a page shows what
+// `picker recommend -o json` prints for the same flags.
+type webBackend struct{ a *app }
+
+var _ web.Backend = webBackend{}
+
+// Recommend is RunRecommend; nothing fitting is an answer (the page shows the nearest
+// miss), not an error.
+func (b webBackend) Recommend(ctx context.Context, params url.Values) (*fit.Recommendation, error) {
+	o := b.a.newRecommendOptions()
+	if err := bindJobQuery(params, o.params(), &o.JobRequest); err != nil {
+		return nil, err
+	}
+	out, err := RunRecommend(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return out.Recommendation, nil
+}
+
+// Offers is RunOffers, which is also what `picker export` reads.
+func (b webBackend) Offers(ctx context.Context, params url.Values) ([]pricing.Offer, error) {
+	o := b.a.newOffersOptions()
+	if err := bindQuery(params, o.params()); err != nil {
+		return nil, err
+	}
+	return RunOffers(ctx, o)
+}
+
+// History is RunHistory, `picker history`'s.
+func (b webBackend) History(ctx context.Context, q store.HistoryQuery) ([]store.PricePoint, error) {
+	return b.a.RunHistory(ctx, q)
+}
+
+func (b webBackend) Providers(ctx context.Context) ([]web.Provider, error) {
+	rows, err := b.a.providerRows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.Provider, len(rows))
+	for i, r := range rows {
+		out[i] = web.Provider{Name: r.Name, Description: r.Description, Adapter: r.Adapter, Enabled: r.Enabled, Schedule: r.Schedule,
+			LastSuccess: r.LastSuccess, NewestObserved: r.newestObserved, Offers: r.Offers, Sources: r.Sources,
+			LastError: r.LastError, ConsecutiveFailures: r.ConsecutiveFailures}
+	}
+	return out, nil
+}
+
+// Models are the catalog's names and the Hugging Face ids whose config.json is
+// cached (fetched once by an earlier question).
+func (b webBackend) Models(context.Context) ([]string, error) {
+	var names []string
+	for _, e := range fit.Catalog() {
+		names = append(names, e.Name)
+	}
+	return append(names, modelref.CachedIDs(modelref.FromEnv(b.a.m.Getenv))...), nil
+}

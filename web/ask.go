@@ -1,0 +1,389 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/pricing"
+)
+
+// field is one form control, named as the CLI flag it sets.
+type field struct {
+	Name    string
+	Label   string
+	Kind    string   // text, number, select, checkbox
+	Options []string // select: allowed values; "" is the default entry
+	Default string   // what an empty value means, shown as placeholder or the empty option
+	Help    string
+	List    string // datalist id for suggestions
+	Step    string // number: "any" for decimals
+	Wide    bool
+
+	// Per request.
+	Value   string
+	Checked bool
+	Error   string
+}
+
+// fieldGroup is a fieldset of the form.
+type fieldGroup struct {
+	Legend string
+	Fields []field
+	Open   bool // advanced groups start closed (a <details>) unless they hold a value
+}
+
+// askGroups is the Ask form, in the CONTRACT's flag order. Every name is a flag of
+// `picker recommend`, so the query string of a result page is the command line.
+var askGroups = []fieldGroup{
+	{Legend: "Model and job", Open: true, Fields: []field{
+		{Name: "model", Label: "Model", Kind: "text", List: "models", Help: "catalog name or Hugging Face id", Default: "llama-2-7b", Wide: true},
+		{Name: "task", Label: "Task", Kind: "select", Options: names(fit.Tasks), Default: "inference"},
+		{Name: "precision", Label: "Precision", Kind: "select", Options: names(fit.Precisions), Default: "bf16 / bf16-mixed"},
+		{Name: "quant", Label: "Quantization", Kind: "select", Options: names(fit.Quants), Default: "none"},
+		{Name: "batch", Label: "Micro-batch per GPU", Kind: "number", Default: "1"},
+		{Name: "seq-len", Label: "Sequence length", Kind: "number", Default: "2048"},
+		{Name: "gpus", Label: "GPUs", Kind: "number", Default: "each offer's", Help: "pin the GPU count"},
+		{Name: "nodes", Label: "Instances", Kind: "text", Default: "1", Help: "a number, or auto (needs a cluster interconnect)"},
+		{Name: "grad-ckpt", Label: "Gradient checkpointing", Kind: "checkbox"},
+	}},
+	{Legend: "Training details", Fields: []field{
+		{Name: "framework", Label: "Framework", Kind: "select", Options: names(fit.Frameworks), Default: "hf", Help: "whose defaults fill unset fields"},
+		{Name: "optimizer", Label: "Optimizer", Kind: "select", Options: names(fit.Optimizers), Default: "adamw"},
+		{Name: "optimizer-step", Label: "Optimizer step", Kind: "select", Options: names(fit.OptimizerSteps), Default: "framework's"},
+		{Name: "loss", Label: "Loss", Kind: "select", Options: names(fit.Losses), Default: "framework's"},
+		{Name: "lora-r", Label: "LoRA rank", Kind: "number", Default: "8"},
+		{Name: "lora-targets", Label: "LoRA targets", Kind: "text", Default: "q_proj,v_proj", Help: "comma list or all-linear"},
+		{Name: "lora-dropout", Label: "LoRA dropout", Kind: "number", Step: "any", Default: "framework's"},
+		{Name: "shard", Label: "Sharding", Kind: "select", Options: names(fit.Shards), Default: "none / tp"},
+		{Name: "offload", Label: "Offload", Kind: "select", Options: names(fit.Offloads), Default: "none"},
+		{Name: "attention", Label: "Attention", Kind: "select", Options: names(fit.Attentions), Default: "sdpa"},
+		{Name: "double-quant", Label: "Double quantization", Kind: "checkbox"},
+		{Name: "params", Label: "Parameter count", Kind: "text", Help: "when no architecture is known (7b)"},
+		{Name: "resolution", Label: "Image resolution", Kind: "text", Help: "image-gen: WxH"},
+		{Name: "images", Label: "Images per batch", Kind: "number", Default: "1"},
+		{Name: "vae-tiling", Label: "VAE tiling", Kind: "checkbox"},
+	}},
+	{Legend: "Inference and time", Fields: []field{
+		{Name: "engine", Label: "Inference engine", Kind: "select", Options: fit.Engines, Default: fit.DefaultEngine},
+		{Name: "kv-cache-dtype", Label: "KV cache dtype", Kind: "select", Options: names(fit.KVCacheDtypes), Default: "auto"},
+		{Name: "prompt-tokens", Label: "Prompt tokens", Kind: "number", Step: "any", Help: "per request"},
+		{Name: "output-tokens", Label: "Output tokens", Kind: "number", Step: "any", Help: "per request"},
+		{Name: "requests", Label: "Requests", Kind: "number", Step: "any", Help: "in the whole job"},
+		{Name: "setup", Label: "Setup", Kind: "text", Help: "billed start-up (10m)"},
+		{Name: "deadline", Label: "Deadline", Kind: "text", Help: "finish within (6h)"},
+		{Name: "mfu", Label: "GEMM efficiency", Kind: "number", Step: "any", Help: "0-1; default per GPU generation"},
+	}},
+	{Legend: "Which offers", Fields: []field{
+		{Name: "provider", Label: "Providers", Kind: "text", List: "providers", Help: "comma list"},
+		{Name: "region", Label: "Regions", Kind: "text", Help: "comma list"},
+		{Name: "gpu-model", Label: "GPU models", Kind: "text", List: "gpu-models", Help: "comma list"},
+		{Name: "purchase", Label: "Purchase", Kind: "select", Options: []string{"on-demand", "spot", "any"}, Default: "on-demand"},
+		{Name: "max-price", Label: "Max $/h", Kind: "number", Step: "any"},
+		{Name: "max-gpus", Label: "Max GPUs", Kind: "number"},
+		{Name: "vendor", Label: "GPU vendor", Kind: "select", Options: []string{fit.VendorNVIDIA, fit.VendorAMD}, Default: fit.VendorAny},
+		{Name: "rank", Label: "Rank by", Kind: "select", Options: []string{"hourly", "job"}, Default: "hourly"},
+		{Name: "tokens", Label: "Job tokens", Kind: "text", Help: "for job cost (2e9)"},
+		{Name: "top", Label: "Offers shown", Kind: "number", Default: "10"},
+		{Name: "headroom", Label: "Headroom %", Kind: "number", Step: "any", Default: "5"},
+		{Name: "by-region", Label: "One row per region", Kind: "checkbox"},
+	}},
+}
+
+// AskFieldNames are the Ask form's fields, named as `picker recommend`'s flags (so
+// cmd/picker can test that every flag has a field).
+func AskFieldNames() []string {
+	var out []string
+	for _, g := range askGroups {
+		for _, f := range g.Fields {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// names are typed enum values as the strings a form offers.
+func names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// askParams keeps the form's parameters that are set, one value each, in form order
+// (names); a checkbox is "true" when ticked.
+func askParams(q url.Values) (url.Values, []string) {
+	out := url.Values{}
+	var order []string
+	for _, g := range askGroups {
+		for _, f := range g.Fields {
+			v := strings.TrimSpace(q.Get(f.Name))
+			if f.Kind == "checkbox" {
+				if _, ok := q[f.Name]; !ok {
+					continue
+				}
+				switch strings.ToLower(v) {
+				case "", "on", "true", "1", "yes":
+					v = "true"
+				default:
+					continue
+				}
+			}
+			if v == "" {
+				continue
+			}
+			out.Set(f.Name, v)
+			order = append(order, f.Name)
+		}
+	}
+	return out, order
+}
+
+// hasEmpty reports whether q holds an empty value.
+func hasEmpty(q url.Values) bool {
+	for _, vs := range q {
+		if slices.Contains(vs, "") {
+			return true
+		}
+	}
+	return false
+}
+
+// commandLine is the `picker recommend` invocation that asks what the form asked.
+func commandLine(params url.Values, order []string) string {
+	var b strings.Builder
+	b.WriteString("picker recommend")
+	for _, name := range order {
+		v := params.Get(name)
+		b.WriteString(" --" + name)
+		if v == "true" && isCheckbox(name) {
+			continue
+		}
+		b.WriteString(" " + shellQuote(v))
+	}
+	return b.String()
+}
+
+func isCheckbox(name string) bool {
+	for _, g := range askGroups {
+		for _, f := range g.Fields {
+			if f.Name == name {
+				return f.Kind == "checkbox"
+			}
+		}
+	}
+	return false
+}
+
+// shellQuote leaves plain words alone and single-quotes anything a POSIX shell would
+// split or expand.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,/:+=@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// barSegment is one part of the memory breakdown's stacked bar, in SVG user units
+// (the bar is 1000 wide) so no inline style is needed.
+type barSegment struct {
+	Name  string
+	Class string
+	GiB   float64
+	X, W  float64
+}
+
+// breakdownBar splits device_total_gib into its parts: the estimator's breakdown of the
+// peak, then CUDA context and allocator overhead.
+func breakdownBar(r *fit.Result) []barSegment {
+	b := r.Breakdown
+	parts := []barSegment{
+		{Name: "weights", Class: "weights", GiB: b.Weights},
+		{Name: "gradients", Class: "gradients", GiB: b.Gradients},
+		{Name: "optimizer states", Class: "optimizer", GiB: b.Optimizer},
+		{Name: "activations", Class: "activations", GiB: b.Activations},
+		{Name: "KV cache", Class: "kv", GiB: b.KVCache},
+		{Name: "workspace", Class: "workspace", GiB: b.Workspace},
+		{Name: "CUDA context", Class: "context", GiB: r.CUDAContextGiB},
+		{Name: "allocator overhead", Class: "allocator", GiB: r.AllocatorOverheadGiB},
+	}
+	total := 0.0
+	for _, p := range parts {
+		total += p.GiB
+	}
+	var out []barSegment
+	x := 0.0
+	for _, p := range parts {
+		if p.GiB <= 0 || total <= 0 {
+			continue
+		}
+		p.X, p.W = x, 1000*p.GiB/total
+		x += p.W
+		out = append(out, p)
+	}
+	return out
+}
+
+// ladderRow is a savings-ladder step with a link that asks again with the change.
+type ladderRow struct {
+	fit.LadderStep
+	AskURL string
+}
+
+// applyFlags returns params with a ladder step's flags ("--batch 1 --grad-ckpt")
+// applied.
+func applyFlags(params url.Values, flags string) url.Values {
+	out := url.Values{}
+	for k, v := range params {
+		out[k] = append([]string(nil), v...)
+	}
+	words := strings.Fields(flags)
+	for i := 0; i < len(words); i++ {
+		name, ok := strings.CutPrefix(words[i], "--")
+		if !ok {
+			continue
+		}
+		if i+1 < len(words) && !strings.HasPrefix(words[i+1], "--") {
+			out.Set(name, words[i+1])
+			i++
+			continue
+		}
+		out.Set(name, "true")
+	}
+	return out
+}
+
+type askPage struct {
+	Groups    []fieldGroup
+	Models    []string
+	GPUModels []string
+	Providers []string
+
+	Asked    bool
+	Error    string
+	Rec      *fit.Recommendation
+	Command  string
+	APIURL   string
+	Headroom string
+	Bar      []barSegment
+	Ladder   []ladderRow
+	Plan     *ladderRow // the combined plan, asked again with all its flags
+	Total    float64    // device_total_gib
+	// Optional columns of the offers table, shown when some offer has the figure (as
+	// the CLI's table does).
+	Multi, WithRate, WithServe, WithCost, WithFront bool
+	Span                                            int // columns of a note row
+}
+
+func (s *server) ask(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 45*time.Second)
+	defer cancel()
+	params, order := askParams(r.URL.Query())
+	// A submitted form sends every field, empty ones too; answer at the short URL
+	// that holds only what was asked, so the link to share is that one.
+	if clean := pageURL("/", params); hasEmpty(r.URL.Query()) && clean != r.URL.RequestURI() {
+		http.Redirect(w, r, clean, http.StatusSeeOther)
+		return
+	}
+	p := askPage{GPUModels: gpuModelNames()}
+	if models, err := s.b.Models(ctx); err == nil {
+		p.Models = models
+	}
+	if provs, err := s.b.Providers(ctx); err == nil {
+		for _, pr := range provs {
+			p.Providers = append(p.Providers, pr.Name)
+		}
+	}
+	status := http.StatusOK
+	var errParam string
+	if params.Get("model") != "" || params.Get("params") != "" {
+		p.Asked = true
+		p.Command = commandLine(params, order)
+		if s.o.APIBase != "" {
+			p.APIURL = pageURL(s.o.APIBase+"/recommend", params)
+		}
+		p.Headroom = params.Get("headroom")
+		if p.Headroom == "" {
+			p.Headroom = pricing.FormatNum(fit.DefaultHeadroomPct, 1)
+		}
+		rec, err := s.b.Recommend(ctx, params)
+		if err != nil {
+			status = statusOf(err)
+			if status == http.StatusNotFound {
+				status = http.StatusBadRequest // an unknown model is the asker's input
+			}
+			s.logFailure(r, status, err)
+			p.Error = err.Error()
+			errParam = paramOf(err)
+		} else {
+			p.Rec = rec
+			if rec.Estimate != nil {
+				p.Bar = breakdownBar(rec.Estimate)
+				p.Total = rec.Estimate.DeviceTotalGiB
+			}
+			p.setColumns(rec)
+			for _, st := range rec.Ladder {
+				p.Ladder = append(p.Ladder, ladderRow{st, pageURL("/", applyFlags(params, st.Flags))})
+			}
+			if pl := rec.Plan; pl != nil {
+				p.Plan = &ladderRow{pl.LadderStep, pageURL("/", applyFlags(params, pl.Flags))}
+				p.Plan.Change = "all of: " + strings.Join(pl.Changes, ", ")
+			}
+		}
+	}
+	p.Groups = fillGroups(askGroups, params, errParam)
+	s.render(w, r, status, "ask", "Ask", p)
+}
+
+// setColumns picks the offers table's optional columns.
+func (p *askPage) setColumns(rec *fit.Recommendation) {
+	has := func(f func(fit.Fit) bool) bool { return slices.ContainsFunc(rec.Offers, f) }
+	p.Multi = has(func(f fit.Fit) bool { return f.Nodes > 1 })
+	p.WithRate = has(func(f fit.Fit) bool { return f.TokensPerSec != nil })
+	p.WithServe = has(func(f fit.Fit) bool { return f.TTFTSec != nil })
+	p.WithCost = has(func(f fit.Fit) bool { return f.EstCostUSD != nil })
+	p.WithFront = len(rec.Frontier) > 0
+	p.Span = 12
+	for _, on := range []bool{p.Multi, p.Multi, p.WithRate, p.WithServe, p.WithServe, p.WithCost, p.WithCost, p.WithFront} {
+		if on {
+			p.Span++
+		}
+	}
+}
+
+// fillGroups copies the form definition with this request's values; the field named
+// by errParam is marked.
+func fillGroups(groups []fieldGroup, params url.Values, errParam string) []fieldGroup {
+	out := make([]fieldGroup, len(groups))
+	for i, g := range groups {
+		g.Fields = append([]field(nil), g.Fields...)
+		for j := range g.Fields {
+			f := &g.Fields[j]
+			f.Value = params.Get(f.Name)
+			f.Checked = f.Kind == "checkbox" && f.Value == "true"
+			if f.Value != "" {
+				g.Open = true
+			}
+			if f.Name == errParam {
+				f.Error = "check this value"
+				g.Open = true
+			}
+		}
+		out[i] = g
+	}
+	return out
+}
+
+// gpuModelNames are the catalog's GPU models, for suggestions.
+func gpuModelNames() []string {
+	var names []string
+	for _, g := range pricing.GPUs() {
+		names = append(names, g.Model)
+	}
+	return names
+}
