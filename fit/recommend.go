@@ -236,6 +236,7 @@ type evaluator struct {
 	offload  bool
 	// minGPUs skips offers with fewer GPUs (the ZeRO-3 rung needs GPUs to shard across).
 	minGPUs int
+	base    *Result // the job as asked at its base GPU count (prepare)
 	needs   stackNeeds
 	tp      bool // tensor-parallel inference: GPU counts must divide the attention heads
 	fp8     bool // the job needs fp8 tensor cores (fp8.go)
@@ -587,23 +588,60 @@ func (e *evaluator) fit(cd cand) Fit {
 // Recommend ranks the offers that can run the job, builds the savings ladder and the
 // warnings. It is pure: the same input gives the same answer, in the same order.
 func Recommend(in RecommendInput) (*Recommendation, error) {
+	rin, ev, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	caps, baseRes := ev.caps, ev.base
+	fetch := rin.Top
+	if !rin.ByRegion {
+		fetch = min(rin.Top*groupFetchFactor, len(rin.Offers))
+	}
+	fits, front := rankFitsFrontier(ev, fetch, rin.Rank == RankJob)
+	if !rin.ByRegion {
+		fits = groupByRegion(fits, rin.Top)
+	}
+	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}, Frontier: front}
+	// The estimate is the job as asked, at the best offer's GPU count: an offer's own
+	// adaptation (fp16 on a GPU without bf16) is in that offer's notes and need.
+	rec.Estimate = baseRes
+	if len(fits) > 0 {
+		vk := fits[0].vk
+		vk.fp16 = false
+		if v := ev.variant(vk); v.err == nil {
+			rec.Estimate = v.res
+		}
+	}
+	rec.Ladder, rec.Rejected, rec.Plan = ladder(rin, caps, ev, fits, rec.Estimate)
+	rec.Excluded = append(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs)...) // fp8.go, stack.go
+	rec.CheapestCluster = cheapestCluster(rin, caps, fits)
+	rec.Warnings = append(append(warnings(rin, rec), exclusionWarnings(rec.Excluded)...), rec.Estimate.Warnings...)
+	if len(fits) == 0 {
+		rec.NearestMiss = nearestMiss(rin, ev, rec.Ladder) + nodesMiss(rin, caps) // nodes.go
+	}
+	return rec, nil
+}
+
+// prepare checks and defaults the input, validates the job (a bad job is an error, not
+// "nothing fits") and returns the evaluator of the job as asked, over in.Offers.
+func prepare(in RecommendInput) (*RecommendInput, *evaluator, error) {
 	if in.Model == nil {
-		return nil, pricing.Errorf(pricing.Invalid, "no model given")
+		return nil, nil, pricing.Errorf(pricing.Invalid, "no model given")
 	}
 	if in.Rank == "" {
 		in.Rank = RankHourly
 	}
 	if _, err := ParseRank(string(in.Rank)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if in.Tokens == 0 && in.Requests > 0 && in.OutputTokens > 0 {
 		in.Tokens = in.Requests * in.OutputTokens
 	}
 	if in.Rank == RankJob && in.Tokens <= 0 {
-		return nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job; for inference also --requests N with --output-tokens M)")
+		return nil, nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job; for inference also --requests N with --output-tokens M)")
 	}
 	if err := checkTimeInput(&in); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// A serving workload sizes the KV cache too: without --seq-len, a sequence holds
 	// the prompt and the whole output.
@@ -611,7 +649,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		in.Job.SeqLen = int(math.Ceil(in.PromptTokens + in.OutputTokens))
 	}
 	if in.MFU < 0 || in.MFU > 1 {
-		return nil, pricing.ParamErrorf(pricing.Invalid, "mfu", "--mfu %v: want a fraction between 0 and 1", in.MFU)
+		return nil, nil, pricing.ParamErrorf(pricing.Invalid, "mfu", "--mfu %v: want a fraction between 0 and 1", in.MFU)
 	}
 	if in.Top <= 0 {
 		in.Top = 10
@@ -627,7 +665,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	}
 	baseRes, err := Estimate(in.Model, base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	caps := make([]*gpuCaps, len(in.Offers))
 	byName := map[string]*gpuCaps{}
@@ -642,40 +680,16 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		caps[i] = c
 	}
 	if err := checkNodeOffers(&in); err != nil { // nodes.go
-		return nil, err
+		return nil, nil, err
 	}
 	in.nCaps = len(byName)
 	if in.Rank == RankJob || in.Deadline > 0 {
 		in.facts = make([]offerFacts, len(in.Offers))
 	}
-	ev := newEvaluator(&in, in.Job, caps)
-	fetch := in.Top
-	if !in.ByRegion {
-		fetch = min(in.Top*groupFetchFactor, len(in.Offers))
-	}
-	fits, front := rankFitsFrontier(ev, fetch, in.Rank == RankJob)
-	if !in.ByRegion {
-		fits = groupByRegion(fits, in.Top)
-	}
-	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}, Frontier: front}
-	// The estimate is the job as asked, at the best offer's GPU count: an offer's own
-	// adaptation (fp16 on a GPU without bf16) is in that offer's notes and need.
-	rec.Estimate = baseRes
-	if len(fits) > 0 {
-		vk := fits[0].vk
-		vk.fp16 = false
-		if v := ev.variant(vk); v.err == nil {
-			rec.Estimate = v.res
-		}
-	}
-	rec.Ladder, rec.Rejected, rec.Plan = ladder(&in, caps, ev, fits, rec.Estimate)
-	rec.Excluded = append(fp8Exclusions(&in, caps), stackExclusions(&in, caps, ev.needs)...) // fp8.go, stack.go
-	rec.CheapestCluster = cheapestCluster(&in, caps, fits)
-	rec.Warnings = append(append(warnings(&in, rec), exclusionWarnings(rec.Excluded)...), rec.Estimate.Warnings...)
-	if len(fits) == 0 {
-		rec.NearestMiss = nearestMiss(&in, ev, rec.Ladder) + nodesMiss(&in, caps) // nodes.go
-	}
-	return rec, nil
+	rin := &in
+	ev := newEvaluator(rin, in.Job, caps)
+	ev.base = baseRes
+	return rin, ev, nil
 }
 
 // rankFits evaluates every offer and returns the best top fits, best first. It keeps

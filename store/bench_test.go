@@ -266,3 +266,82 @@ func TestHistoryGrowsWithChangesNotRefreshes(t *testing.T) {
 		t.Logf("one refresh %d bytes, after 50: %d (%.2fx)", one, got, float64(got)/float64(one))
 	}
 }
+
+var shapedDB struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// shapedStore opens a database of 100k current offers over about 1,000 shapes (instance
+// types repeat across 50 regions x 2 zones, as clouds' do), written through
+// WriteSnapshot so the shapes table and its cheapest-offer copies are the refresh's own.
+func shapedStore(b *testing.B) *Store {
+	ctx := context.Background()
+	shapedDB.once.Do(func() {
+		if shapedDB.dir, shapedDB.err = os.MkdirTemp("", "picker-bench-shaped-"); shapedDB.err != nil {
+			return
+		}
+		s, err := Open(ctx, filepath.Join(shapedDB.dir, "shaped.db"))
+		if err != nil {
+			shapedDB.err = err
+			return
+		}
+		defer s.Close()
+		gpus := pricing.GPUs()
+		var offers []pricing.Offer
+		for i := range 50_000 {
+			t := i % 500
+			g := gpus[t%len(gpus)]
+			c := []float64{1, 2, 4, 8}[(t/len(gpus))%4]
+			loc := i / 500
+			for _, p := range []pricing.Purchase{pricing.OnDemand, pricing.Spot} {
+				offers = append(offers, pricing.Offer{Provider: "aws", Region: fmt.Sprintf("r%02d", loc/2), Zone: fmt.Sprintf("z%d", loc%2),
+					InstanceType: fmt.Sprintf("type-%d", t), GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, VCPUs: 8 * c, RAMGiB: float64(64 + t%3*64),
+					Purchase: p, PriceUSDHr: 0.5 + float64((i*7919)%1000)/100*c, Currency: "USD", Source: pricing.SourceAPI})
+			}
+		}
+		_, shapedDB.err = s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers, Finished: at(0)})
+	})
+	if shapedDB.err != nil {
+		b.Fatal(shapedDB.err)
+	}
+	b.Cleanup(func() { os.RemoveAll(shapedDB.dir) })
+	s, err := Open(ctx, filepath.Join(shapedDB.dir, "shaped.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkReadShapes: recommend's first read over 100k offers and 1,000 shapes, from the
+// shapes rows' cheapest-offer copies (no offer filter) and through offers_current_shape
+// (a region filter), against the full on-demand read recommend did before (Offers).
+func BenchmarkReadShapes(b *testing.B) {
+	s := shapedStore(b)
+	ctx := context.Background()
+	none := func([]pricing.Offer) ([]ShapeNeed, error) { return nil, nil }
+	for _, tt := range []struct {
+		name string
+		read func() ([]pricing.Offer, error)
+	}{
+		{"shapes/on-demand", func() ([]pricing.Offer, error) { return s.ReadShapes(ctx, Query{Purchase: pricing.OnDemand}, none) }},
+		{"shapes/on-demand+region", func() ([]pricing.Offer, error) {
+			return s.ReadShapes(ctx, Query{Purchase: pricing.OnDemand, Regions: []string{"r03", "r07"}}, none)
+		}},
+		{"full-scan/on-demand", func() ([]pricing.Offer, error) { return s.Offers(ctx, Query{Purchase: pricing.OnDemand}) }},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				out, err := tt.read()
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(out)
+			}
+			b.ReportMetric(float64(n), "offers")
+		})
+	}
+}

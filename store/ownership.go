@@ -20,7 +20,7 @@ const ApplicationID = 0x5049434B
 
 // pickerTables are the tables a picker database created before the application id was
 // set has; such a file is adopted.
-var pickerTables = []string{"offers", "prices", "refresh_runs", "schema_migrations"}
+var pickerTables = []string{"offers", "prices", "refresh_runs", "schema_migrations", "seen", "shapes"}
 
 // fileState is what a read-only look at an existing file says before Open changes it.
 type fileState struct {

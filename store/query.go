@@ -65,16 +65,29 @@ type Query struct {
 	Limit             int  // 0 = all
 }
 
-const offerColumns = `provider, region, zone, instance_type, purchase, gpu_model, gpu_count, gpu_mem_gib,
-	vcpus, ram_gib, currency, source, price, last_seen`
+// offerColumns are the columns scanned into a pricing.Offer, last the observed time.
+var offerColumns = offerCols("offers")
+
+// offerCols lists the offer columns of table t (a name or alias of offers). The
+// observed time is the newer of the row's last_seen and its region's seen row, which
+// carries the time of a refresh that listed the region uniformly (0003_shapes.sql).
+func offerCols(t string) string {
+	return t + ".provider, " + t + ".region, " + t + ".zone, " + t + ".instance_type, " + t + ".purchase, " + t + ".gpu_model, " +
+		t + ".gpu_count, " + t + ".gpu_mem_gib, " + t + ".vcpus, " + t + ".ram_gib, " + t + ".currency, " + t + ".source, " + t + ".price, " +
+		seenExpr(t)
+}
+
+func seenExpr(t string) string {
+	return "max(" + t + ".last_seen, coalesce((SELECT seen.last_seen FROM seen WHERE seen.provider = " + t + ".provider AND seen.region = " + t + ".region), 0))"
+}
 
 // Offers returns the current offers (those with an open price interval) matching q,
 // cheapest first by q.Sort, ties broken by provider, region, zone, instance type and
 // purchase so the order is the same on every run. ObservedAt is when the price was
 // last seen, Source where it came from.
 func (s *Store) Offers(ctx context.Context, q Query) ([]pricing.Offer, error) {
-	if c := s.cache; c != nil {
-		return c.offers(ctx, s, q)
+	if s.cache != nil {
+		return s.cachedOffers(ctx, q)
 	}
 	return s.queryOffers(ctx, q)
 }
@@ -303,7 +316,7 @@ func (s *Store) Providers(ctx context.Context) ([]ProviderStatus, error) {
 		return p
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT provider, count(price),
-		min(CASE WHEN price IS NOT NULL THEN last_seen END), max(CASE WHEN price IS NOT NULL THEN last_seen END),
+		min(CASE WHEN price IS NOT NULL THEN `+seenExpr("offers")+` END), max(CASE WHEN price IS NOT NULL THEN `+seenExpr("offers")+` END),
 		group_concat(DISTINCT CASE WHEN price IS NOT NULL THEN source END)
 		FROM offers GROUP BY provider`)
 	if err != nil {

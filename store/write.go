@@ -135,7 +135,43 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []ProviderWrite, only
 // statement thousands of times.
 type writeStmts struct {
 	insertOffer, updateOffer, touchOffer, closeOffer *sql.Stmt
-	openPrice, closePrice                            *sql.Stmt
+	openPrice, closePrice, insertShape               *sql.Stmt
+	// shapes maps every stored shape to its id, read at the first need.
+	shapes map[pricing.Shape]int64
+}
+
+// shapeID returns the id of o's shape, inserting the shape when new.
+func (st *writeStmts) shapeID(ctx context.Context, tx *sql.Tx, o *pricing.Offer) (int64, error) {
+	if st.shapes == nil {
+		st.shapes = map[pricing.Shape]int64{}
+		rows, err := tx.QueryContext(ctx, `SELECT id, provider, instance_type, purchase, gpu_model, gpu_count, gpu_mem_gib, vcpus, ram_gib FROM shapes`)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var sh pricing.Shape
+			if err := rows.Scan(&id, &sh.Provider, &sh.InstanceType, &sh.Purchase, &sh.GPUModel, &sh.GPUCount, &sh.GPUMemGiB, &sh.VCPUs, &sh.RAMGiB); err != nil {
+				return 0, err
+			}
+			st.shapes[sh] = id
+		}
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+	}
+	sh := o.Shape()
+	if id, ok := st.shapes[sh]; ok {
+		return id, nil
+	}
+	var id int64
+	err := st.insertShape.QueryRowContext(ctx, sh.Provider, sh.InstanceType, string(sh.Purchase), sh.GPUModel, sh.GPUCount, sh.GPUMemGiB, sh.VCPUs, sh.RAMGiB).Scan(&id)
+	if err != nil {
+		return 0, err
+	}
+	st.shapes[sh] = id
+	return id, nil
 }
 
 func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
@@ -145,14 +181,16 @@ func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 		query string
 	}{
 		{&st.insertOffer, `INSERT INTO offers (provider, region, zone, instance_type, purchase, gpu_model, gpu_count,
-			gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
+			gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen, shape_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		// Facts are refreshed on every listing: a better normalisation table or a
 		// corrected spec should not wait for a price change to show.
 		{&st.updateOffer, `UPDATE offers SET gpu_model = ?, gpu_count = ?, gpu_mem_gib = ?, vcpus = ?, ram_gib = ?,
-			currency = ?, source = ?, price = ?, last_seen = ? WHERE id = ?`},
+			currency = ?, source = ?, shape_id = ?, price = ?, last_seen = ? WHERE id = ?`},
 		{&st.touchOffer, `UPDATE offers SET gpu_model = ?, gpu_count = ?, gpu_mem_gib = ?, vcpus = ?, ram_gib = ?,
-			currency = ?, source = ?, last_seen = max(last_seen, ?) WHERE id = ?`},
+			currency = ?, source = ?, shape_id = ?, last_seen = max(last_seen, ?) WHERE id = ?`},
+		{&st.insertShape, `INSERT INTO shapes (provider, instance_type, purchase, gpu_model, gpu_count, gpu_mem_gib, vcpus, ram_gib)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&st.closeOffer, `UPDATE offers SET price = NULL WHERE id = ?`},
 		{&st.openPrice, `INSERT INTO prices (offer_id, price, valid_from) VALUES (?, ?, ?)`},
 		// max(): an interval never ends before it began, even if a source's date is
@@ -170,7 +208,7 @@ func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 }
 
 func (st *writeStmts) close() {
-	for _, s := range []*sql.Stmt{st.insertOffer, st.updateOffer, st.touchOffer, st.closeOffer, st.openPrice, st.closePrice} {
+	for _, s := range []*sql.Stmt{st.insertOffer, st.updateOffer, st.touchOffer, st.closeOffer, st.openPrice, st.closePrice, st.insertShape} {
 		if s != nil {
 			s.Close()
 		}
@@ -178,10 +216,26 @@ func (st *writeStmts) close() {
 }
 
 type storedOffer struct {
-	id     int64
-	region string
-	price  sql.NullFloat64
-	seen   bool
+	id       int64
+	region   string
+	price    sql.NullFloat64
+	facts    offerFacts
+	lastSeen int64
+	seen     bool
+}
+
+// offerFacts are the stored columns a refresh overwrites besides the price and
+// last_seen; an offer whose facts and price are unchanged is not rewritten.
+type offerFacts struct {
+	currency, source string
+	shape            int64 // the GPU and host facts (pricing.Shape)
+}
+
+// regionListing is what a snapshot says of one region: whether every offer it lists
+// there was observed at one time (when it covers the region), and that time.
+type regionListing struct {
+	observed int64
+	uniform  bool
 }
 
 // priceKey rounds to a millionth of a dollar: prices that differ by less are the
@@ -200,24 +254,13 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 	}
 	at := unix(finished)
 
-	stored := map[pricing.Key]*storedOffer{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, region, zone, instance_type, purchase, price FROM offers WHERE provider = ?`, provider)
+	stored, err := s.readStored(ctx, tx, provider)
 	if err != nil {
-		return res, s.dbError("read "+provider+" offers", err)
+		return res, err
 	}
-	for rows.Next() {
-		var so storedOffer
-		var k pricing.Key
-		if err := rows.Scan(&so.id, &k.Region, &k.Zone, &k.InstanceType, &k.Purchase, &so.price); err != nil {
-			rows.Close()
-			return res, s.dbError("read "+provider+" offers", err)
-		}
-		k.Provider, so.region = provider, k.Region
-		stored[k] = &so
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return res, s.dbError("read "+provider+" offers", err)
+	listed, err := s.prepareSeen(ctx, tx, provider, in, at, stored)
+	if err != nil {
+		return res, err
 	}
 
 	for i, o := range in.Offers {
@@ -243,12 +286,16 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		if so != nil && so.seen {
 			return res, pricing.Errorf(pricing.Invalid, "write %s snapshot: offer %s listed twice", provider, k)
 		}
-		facts := []any{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source}
+		shape, err := st.shapeID(ctx, tx, &o)
+		if err != nil {
+			return res, s.dbError("write "+provider+" offer "+k.String(), err)
+		}
+		facts := []any{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, shape}
 		switch {
 		case so == nil:
 			var id int64
 			err = st.insertOffer.QueryRowContext(ctx, o.Provider, o.Region, o.Zone, o.InstanceType, string(o.Purchase),
-				o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, o.PriceUSDHr, observed).Scan(&id)
+				o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, o.PriceUSDHr, observed, shape).Scan(&id)
 			if err == nil {
 				_, err = st.openPrice.ExecContext(ctx, id, o.PriceUSDHr, observed)
 			}
@@ -273,7 +320,12 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 			}
 			res.Changed++
 		default:
-			_, err = st.touchOffer.ExecContext(ctx, append(facts, observed, so.id)...)
+			// Same price: nothing to write when the facts are the same and the observed
+			// time is already stored, or the region's seen row will carry it.
+			f := offerFacts{o.Currency, o.Source, shape}
+			if f != so.facts || (observed > so.lastSeen && !listed[o.Region].uniform) {
+				_, err = st.touchOffer.ExecContext(ctx, append(facts, observed, so.id)...)
+			}
 			res.Unchanged++
 		}
 		if err != nil {
@@ -299,6 +351,19 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		res.Closed++
 	}
 
+	if err := refreshCheapest(ctx, tx, provider); err != nil {
+		return res, s.dbError("record "+provider+" cheapest offers", err)
+	}
+	for region, l := range listed {
+		if !l.uniform {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO seen (provider, region, last_seen) VALUES (?, ?, ?)
+			ON CONFLICT (provider, region) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)`, provider, region, l.observed); err != nil {
+			return res, s.dbError("record "+provider+" "+region+" listing", err)
+		}
+	}
+
 	err = tx.QueryRowContext(ctx, `INSERT INTO refresh_runs (provider, started, finished, status, offers_seen, prices_changed, offers_closed)
 		VALUES (?, ?, ?, 'ok', ?, ?, ?) RETURNING id`,
 		provider, unix(started), at, res.Seen, res.PricesChanged(), res.Closed).Scan(&res.RunID)
@@ -306,6 +371,112 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		return res, s.dbError("record "+provider+" refresh", err)
 	}
 	return res, nil
+}
+
+// readStored reads what the store holds of provider's offers, current or closed.
+func (s *Store) readStored(ctx context.Context, tx *sql.Tx, provider string) (map[pricing.Key]*storedOffer, error) {
+	stored := map[pricing.Key]*storedOffer{}
+	strs := map[string]string{}
+	// Strings are scanned as RawBytes and interned: regions, zones, instance types and
+	// sources repeat across 100k offers, so this map (the refresh's largest) holds one
+	// copy of each and the scan allocates none for the repeats.
+	str := func(b sql.RawBytes) string {
+		if v, ok := strs[string(b)]; ok {
+			return v
+		}
+		v := string(b)
+		strs[v] = v
+		return v
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, region, zone, instance_type, purchase, price, currency, source,
+		coalesce(shape_id, 0), last_seen FROM offers WHERE provider = ?`, provider)
+	if err != nil {
+		return nil, s.dbError("read "+provider+" offers", err)
+	}
+	defer rows.Close()
+	var region, zone, typ, purchase, currency, source sql.RawBytes
+	for rows.Next() {
+		so := &storedOffer{}
+		if err := rows.Scan(&so.id, &region, &zone, &typ, &purchase, &so.price, &currency, &source, &so.facts.shape, &so.lastSeen); err != nil {
+			return nil, s.dbError("read "+provider+" offers", err)
+		}
+		k := pricing.Key{Provider: provider, Region: str(region), Zone: str(zone), InstanceType: str(typ), Purchase: pricing.Purchase(str(purchase))}
+		so.region, so.facts.currency, so.facts.source = k.Region, str(currency), str(source)
+		stored[k] = so
+	}
+	return stored, s.dbError("read "+provider+" offers", rows.Err())
+}
+
+// refreshCheapest copies the cheapest current offer of each of provider's shapes into
+// its shapes row (0004_shape_cheapest.sql): one probe of offers_current_shape per shape.
+func refreshCheapest(ctx context.Context, tx *sql.Tx, provider string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE shapes SET (c_price, c_region, c_zone, c_currency, c_source, c_last_seen) = (
+		SELECT price, region, zone, currency, source, last_seen FROM offers WHERE id = (
+			SELECT id FROM offers INDEXED BY offers_current_shape WHERE shape_id = shapes.id AND price IS NOT NULL
+			ORDER BY price, region, zone LIMIT 1))
+		WHERE provider = ?`, provider)
+	return err
+}
+
+// prepareSeen decides, per region the snapshot lists, whether the seen table can carry
+// its observed time (see 0003_shapes.sql): the snapshot covers the region and observed
+// every offer it lists there at one time, no earlier than the region's seen row. Where
+// it cannot but a seen row exists, that row's time is first written into the region's
+// current offers and the row dropped, so an offer's observed time stays exactly the
+// newest time it was listed at.
+func (s *Store) prepareSeen(ctx context.Context, tx *sql.Tx, provider string, in WriteInput, at int64, stored map[pricing.Key]*storedOffer) (map[string]regionListing, error) {
+	listed := map[string]regionListing{}
+	for _, o := range in.Offers {
+		observed := at
+		if !o.ObservedAt.IsZero() {
+			observed = unix(o.ObservedAt)
+		}
+		l, ok := listed[o.Region]
+		switch {
+		case !ok:
+			l = regionListing{observed: observed, uniform: in.Regions == nil || slices.Contains(in.Regions, o.Region)}
+		case l.observed != observed:
+			l.uniform = false
+		}
+		listed[o.Region] = l
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT region, last_seen FROM seen WHERE provider = ?`, provider)
+	if err != nil {
+		return nil, s.dbError("read "+provider+" listings", err)
+	}
+	seen := map[string]int64{}
+	for rows.Next() {
+		var region string
+		var t int64
+		if err := rows.Scan(&region, &t); err != nil {
+			rows.Close()
+			return nil, s.dbError("read "+provider+" listings", err)
+		}
+		seen[region] = t
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.dbError("read "+provider+" listings", err)
+	}
+	for region, t := range seen {
+		l, ok := listed[region]
+		if !ok || (l.uniform && l.observed >= t) {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE offers SET last_seen = max(last_seen, ?) WHERE provider = ? AND region = ? AND price IS NOT NULL`,
+			t, provider, region); err == nil {
+			_, err = tx.ExecContext(ctx, `DELETE FROM seen WHERE provider = ? AND region = ?`, provider, region)
+		}
+		if err != nil {
+			return nil, s.dbError("write "+provider+" "+region+" listing", err)
+		}
+		for _, so := range stored {
+			if so.region == region && so.price.Valid {
+				so.lastSeen = max(so.lastSeen, t)
+			}
+		}
+	}
+	return listed, nil
 }
 
 // RecordFailure records a failed refresh of provider: only its run row (with the
@@ -358,6 +529,10 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int64, error) {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM offers WHERE price IS NULL
 		AND NOT EXISTS (SELECT 1 FROM prices WHERE prices.offer_id = offers.id)`); err != nil {
 		return 0, s.dbError("prune offers", err)
+	}
+	// Shapes no offer has any more (one pass over offers, not one per shape).
+	if _, err := tx.ExecContext(ctx, `DELETE FROM shapes WHERE id NOT IN (SELECT shape_id FROM offers WHERE shape_id IS NOT NULL)`); err != nil {
+		return 0, s.dbError("prune shapes", err)
 	}
 	// refresh_runs go with the history, except each provider's newest run and newest
 	// success: `picker providers` and the daemon's start-up (is a refresh due?) read them.

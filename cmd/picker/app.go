@@ -64,7 +64,9 @@ type app struct {
 
 	cfg *config.Config
 	st  *store.Store
-	red *redact.Redactor
+	// recMemo (the daemon's) keeps recommendations until the offers change.
+	recMemo *recommendMemo
+	red     *redact.Redactor
 	// The daemon's health state (/healthz) and Hub gate (API model lookups).
 	lastProbe atomic.Pointer[probeResult]
 	probing   atomic.Bool

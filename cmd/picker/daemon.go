@@ -33,6 +33,9 @@ const nightlyTimeout = 30 * time.Minute
 // (about 250 bytes each).
 const offerCacheSize = 200_000
 
+// recommendMemoSize bounds the recommendations the daemon keeps (a few KB each).
+const recommendMemoSize = 4096
+
 // Seams for tests: which signals the daemon hears, how it exits at once, and how a
 // provider is built (a test makes one that ignores cancellation, as a stuck adapter
 // would).
@@ -113,6 +116,7 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	// Most API requests repeat a few offer queries (recommend reads every current
 	// offer matching its filters); serve them from memory until the next refresh.
 	st.CacheOffers(offerCacheSize)
+	a.recMemo = newRecommendMemo(recommendMemoSize)
 	ln, err := a.listen(listen)
 	if err != nil {
 		return err

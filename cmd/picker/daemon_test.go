@@ -163,6 +163,7 @@ func TestConcurrentReadsDuringRefresh(t *testing.T) {
 	// Room for every reader: this test is about consistency, not the concurrency limit.
 	a, _ := newTestApp(t, "[daemon]\nmax_concurrent = 64\n", clock.Now)
 	a.st.CacheOffers(offerCacheSize) // as runDaemon does: a refresh must invalidate it
+	a.recMemo = newRecommendMemo(recommendMemoSize)
 	srv := httptest.NewServer(a.apiHandler())
 	defer srv.Close()
 	gen := &genProvider{n: n, now: clock.Now, price: func(i int, v int64) float64 { return 1 + float64(i%1000)/1000 + float64(v) }}

@@ -52,6 +52,8 @@ type RecommendOptions struct {
 	IO         *IOStreams // where recommendRun prints; the API and web pages render the result themselves
 	Now        func() time.Time
 	StaleAfter time.Duration // [recommend] stale_after; 0 = no freshness warning
+	// Memo, in the daemon, keeps answers until the offers change (recmemo.go).
+	Memo *recommendMemo
 	// Log gets -v's detail: the model resolved, the offers read, the ladder's verdicts.
 	Log *slog.Logger
 }
@@ -162,25 +164,22 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	}
 	q := o.Filters.q
 	q.MaxGPUs = float64(o.MaxGPUs)
-	offers, err := st.Offers(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	rec, err := fit.Recommend(fit.RecommendInput{
-		Model: m, Job: o.Job, PinGPUs: o.PinGPUs, Offers: offers,
+	in := fit.RecommendInput{
+		Model: m, Job: o.Job, PinGPUs: o.PinGPUs,
 		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
 		Engine: o.Engine, PromptTokens: o.PromptTokens, OutputTokens: o.OutputTokens, Requests: o.Requests,
 		SetupHours: o.SetupHours, Deadline: o.Deadline, Vendor: o.Vendor, ByRegion: o.ByRegion,
-	})
+	}
+	start := time.Now()
+	rec, noOffers, nRead, err := o.recommend(ctx, st, q, in) // recmemo.go
 	if err != nil {
 		return nil, err
 	}
-	if len(offers) == 0 {
+	if noOffers {
 		rec.NearestMiss += "; widen them or run `picker refresh`"
 	}
 	if o.Log != nil {
-		o.Log.Debug("recommend", "model", m.Name, "source", m.Source, "params", m.Params(), "offers_read", len(offers),
+		o.Log.Debug("recommend", "model", m.Name, "source", m.Source, "params", m.Params(), "offers_read", nRead,
 			"fits_shown", len(rec.Offers), "ladder", len(rec.Ladder), "rejected", len(rec.Rejected), "took", time.Since(start).Round(time.Millisecond))
 		for _, r := range rec.Rejected {
 			o.Log.Debug("ladder rung left out", "change", r.Change, "flags", r.Flags, "why", r.Reason)
@@ -226,7 +225,8 @@ func freshnessWarnings(fits []fit.Fit, now time.Time, staleAfter time.Duration) 
 }
 
 func (a *app) newRecommendOptions() *RecommendOptions {
-	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration, Log: a.log}
+	return &RecommendOptions{Resolve: a.resolveModel, Store: a.offerStore, IO: a.streams(), Now: a.now, StaleAfter: a.cfg.Recommend.StaleAfter.Duration,
+		Log: a.log, Memo: a.recMemo}
 }
 
 func (a *app) recommendCmd() *cobra.Command {

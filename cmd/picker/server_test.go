@@ -20,6 +20,7 @@ func newTestAPI(t testing.TB) (*app, *httptest.Server) {
 	t.Helper()
 	a, _ := newTestApp(t, "", func() time.Time { return fixedNow })
 	a.st.CacheOffers(offerCacheSize) // as runDaemon does; the CLI runs compared against don't cache
+	a.recMemo = newRecommendMemo(recommendMemoSize)
 	srv := httptest.NewServer(a.apiHandler())
 	t.Cleanup(srv.Close)
 	return a, srv
@@ -198,6 +199,7 @@ func benchAPI(b *testing.B, cache bool, paths ...string) {
 	a.log = slog.New(slog.DiscardHandler)
 	if cache {
 		a.st.CacheOffers(offerCacheSize) // as runDaemon does
+		a.recMemo = newRecommendMemo(recommendMemoSize)
 	}
 	srv := httptest.NewServer(a.apiHandler())
 	defer srv.Close()

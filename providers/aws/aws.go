@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+	"github.com/aws/smithy-go/logging"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pickergpu/picker/pricing"
@@ -168,6 +170,7 @@ func (p *Provider) loadConfig(ctx context.Context) (awssdk.Config, error) {
 	lo := []func(*config.LoadOptions) error{
 		config.WithRegion(p.cfg.PricingRegion),
 		config.WithRetryer(p.newRetryer),
+		config.WithLogger(sdkLogger),
 	}
 	if p.opts.httpClient != nil {
 		lo = append(lo, config.WithHTTPClient(p.opts.httpClient))
@@ -201,6 +204,15 @@ func limitHTTPClient(hc config.HTTPClient) config.HTTPClient {
 	c.CheckRedirect = httpx.CheckRedirect
 	return &c
 }
+
+// sdkLogger takes the SDK's own log lines to slog at debug level. The SDK writes them to
+// stderr by default, past picker's -q: 60-240 lines per 90k-offer refresh of "failed to
+// discard remaining HTTP response body", its close middleware's complaint on bodies the
+// deserializer had already read and closed (connection reuse is unaffected, the
+// transport already had the whole body).
+var sdkLogger = logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+	slog.Debug("aws sdk: "+fmt.Sprintf(format, v...), "classification", string(c))
+})
 
 // regionResult is what one region's calls produced.
 type regionResult struct {

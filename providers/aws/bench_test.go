@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/store"
 )
 
 // streamItems is how many PriceList items the benchmarks ingest.
@@ -132,4 +136,77 @@ func BenchmarkIngestHTTP(b *testing.B) {
 		offers = len(ing.offers)
 	}
 	b.ReportMetric(float64(offers)*float64(b.N)/b.Elapsed().Seconds(), "offers/s")
+}
+
+// BenchmarkRefresh90k is issue 17's AWS refresh without the network: a 112,500-item
+// GetProducts stream ingested (90k Linux offers), then written by store.WriteSnapshot
+// into a fresh database ("first"), again unchanged an hour later ("unchanged": no row
+// rewritten) and with 1 % of prices moved ("1pct"). Instance types repeat across regions
+// as AWS's do (300 types), so the store's shapes are realistic.
+func BenchmarkRefresh90k(b *testing.B) {
+	pages, facts := syntheticPages(b, 112_500)
+	ingest := func() []pricing.Offer {
+		ing := newIngester("us-east-1", facts, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+		if err := getProducts(context.Background(), &pagedFake{pages: pages}, "us-east-1", 100, ing.add); err != nil {
+			b.Fatal(err)
+		}
+		offers := ing.offers
+		for i := range offers {
+			offers[i].InstanceType = fmt.Sprintf("g6.%dxlarge", i%300)
+			offers[i].Region = fmt.Sprintf("region-%03d", i/300)
+		}
+		return offers
+	}
+	ctx := context.Background()
+	open := func(b *testing.B) *store.Store {
+		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "picker.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		return st
+	}
+	write := func(st *store.Store, offers []pricing.Offer, h int) store.WriteResult {
+		at := time.Date(2026, 11, 1, h, 0, 0, 0, time.UTC)
+		for i := range offers {
+			offers[i].ObservedAt = at
+		}
+		r, err := st.WriteSnapshot(ctx, Name, store.WriteInput{Offers: offers, Finished: at})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}
+	b.Run("first", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			st := open(b)
+			b.StartTimer()
+			if r := write(st, ingest(), 0); r.New != 90_000 {
+				b.Fatalf("%+v", r)
+			}
+		}
+	})
+	for _, tt := range []struct {
+		name  string
+		every int // one price in every moves
+	}{{"unchanged", 0}, {"1pct", 100}} {
+		b.Run(tt.name, func(b *testing.B) {
+			st := open(b)
+			write(st, ingest(), 0)
+			h := 0
+			for b.Loop() {
+				h++
+				offers := ingest()
+				if tt.every > 0 {
+					for i := h % tt.every; i < len(offers); i += tt.every {
+						offers[i].PriceUSDHr *= 1 + float64(h)/100
+					}
+				}
+				if r := write(st, offers, h); r.Seen != 90_000 {
+					b.Fatalf("%+v", r)
+				}
+			}
+		})
+	}
 }

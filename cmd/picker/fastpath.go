@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+
+	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/store"
+)
+
+// shapeStore is a store that can read by offer shape (store.ReadShapes): recommend's
+// fast path, which reads the cheapest offer of each shape and then only the shapes that
+// can still win, instead of every matching offer.
+type shapeStore interface {
+	ReadShapes(ctx context.Context, q store.Query, plan store.ShapePlanner) ([]pricing.Offer, error)
+	gpuCounter
+}
+
+// gpuCounter counts matching offers per GPU model (store.CountByGPU), for exclusion
+// counts over the shape read (fit.RecountExclusions).
+type gpuCounter interface {
+	CountByGPU(ctx context.Context, q store.Query, models []string) (map[string]int, error)
+}
+
+// recommendOffers returns the offers fit.Recommend needs to answer in as it would over
+// every offer matching q: through the shape read when the store has one and the answer
+// is decided shape by shape (fit.ShapeReadable; fit.ShapeNeeds plans the read), else
+// every matching offer.
+// shaped says whether the shape read was used.
+func recommendOffers(ctx context.Context, st offerStore, q store.Query, in fit.RecommendInput) (offers []pricing.Offer, shaped bool, err error) {
+	ss, ok := st.(shapeStore)
+	if !ok || !fit.ShapeReadable(in) {
+		offers, err = st.Offers(ctx, q)
+		return offers, false, err
+	}
+	offers, err = ss.ReadShapes(ctx, q, func(cheapest []pricing.Offer) ([]store.ShapeNeed, error) {
+		in.Offers = cheapest
+		needs, err := fit.ShapeNeeds(in)
+		if err != nil {
+			// A job fit.Recommend refuses: it says so over these offers just as well.
+			return nil, nil
+		}
+		out := make([]store.ShapeNeed, len(needs))
+		for i, n := range needs {
+			out[i] = store.ShapeNeed{Limit: n.Limit, MaxPrice: n.MaxPriceUSDHr}
+		}
+		return out, nil
+	})
+	return offers, true, err
+}

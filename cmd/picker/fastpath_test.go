@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/store"
+)
+
+// offersOnly hides a store's shape read, so RunRecommend takes the full scan.
+type offersOnly struct{ offerStore }
+
+// TestRecommendFastPathMatchesFullScan: on randomized offer sets in a real database,
+// RunRecommend through the shape read answers byte for byte as through the full scan,
+// across jobs, filters, rankings and top counts, with the daemon's caches (the store's
+// and the recommendation memo) on and off.
+func TestRecommendFastPathMatchesFullScan(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(17, 17))
+	gpus := pricing.GPUs()
+	answered := 0 // answers with offers: the comparison is not all "nothing fits"
+	for round := range 4 {
+		st, err := store.Open(ctx, filepath.Join(t.TempDir(), "picker.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var memo *recommendMemo
+		if round%2 == 1 { // the daemon's caches
+			st.CacheOffers(offerCacheSize)
+			memo = newRecommendMemo(recommendMemoSize)
+		}
+		for _, prov := range []string{"aws", "gcp", "lambda"} {
+			type proto = pricing.Offer
+			var protos []proto
+			for i := range 5 + r.IntN(40) {
+				g := gpus[r.IntN(len(gpus))]
+				c := []float64{0.25, 1, 1, 2, 4, 8}[r.IntN(6)]
+				protos = append(protos, proto{Provider: prov, InstanceType: fmt.Sprintf("%s-t%d", prov, i), GPUModel: g.Model, GPUCount: c,
+					GPUMemGiB: g.MemGB, VCPUs: float64(4 + r.IntN(90)), RAMGiB: float64(16 + r.IntN(1500)), Currency: "USD", Source: pricing.SourceAPI})
+			}
+			seen := map[pricing.Key]bool{}
+			var offers []pricing.Offer
+			for range 300 + r.IntN(900) {
+				o := protos[r.IntN(len(protos))]
+				o.Region = fmt.Sprintf("region-%d", r.IntN(8))
+				o.Zone = o.Region + string(rune('a'+r.IntN(3)))
+				o.Purchase = []pricing.Purchase{pricing.OnDemand, pricing.Spot}[r.IntN(2)]
+				o.PriceUSDHr = float64(1+r.IntN(80)) / 8 * max(o.GPUCount, 0.5)
+				if !seen[o.Key()] {
+					seen[o.Key()] = true
+					offers = append(offers, o)
+				}
+			}
+			if _, err := st.WriteSnapshot(ctx, prov, store.WriteInput{Offers: offers, Finished: fixedNow.Add(-time.Duration(r.IntN(300)) * time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		models := []string{"llama-2-7b", "llama-2-13b", "llama-2-70b", "mistral-7b", "phi-2"}
+		tasks := []string{"inference", "full-ft", "lora", "qlora"}
+		for range 25 {
+			vals := url.Values{"model": {models[r.IntN(len(models))]}, "task": {tasks[r.IntN(len(tasks))]}, "batch": {fmt.Sprint(1 + r.IntN(8))}}
+			opt := func(k string, v ...string) {
+				if r.IntN(3) == 0 {
+					vals.Set(k, v[r.IntN(len(v))])
+				}
+			}
+			opt("top", "1", "3", "10", "25")
+			opt("purchase", "any", "spot", "on-demand")
+			opt("region", "region-1", "region-2,region-5", "REGION-3")
+			opt("provider", "aws", "gcp,lambda")
+			opt("max-price", "4", "12.5")
+			opt("max-gpus", "1", "4")
+			opt("gpus", "1", "2", "4")
+			opt("seq-len", "512", "4096")
+			opt("quant", "fp8") // GPUs without fp8 excluded and counted
+			opt("by-region", "true")
+			opt("vendor", "nvidia", "amd")
+			if r.IntN(3) == 0 {
+				vals.Set("tokens", "5e8")
+				opt("rank", "job")
+			}
+			answer := func(s offerStore, memo *recommendMemo) string {
+				o, err := newFakeRecommend(nil, vals)
+				if err != nil {
+					t.Fatalf("%v: %v", vals, err)
+				}
+				o.Store = func(context.Context) (offerStore, error) { return s, nil }
+				o.Memo = memo
+				out, err := RunRecommend(ctx, o)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				b, _ := json.Marshal(out)
+				return string(b)
+			}
+			fast, full := answer(st, memo), answer(offersOnly{st}, nil)
+			if again := answer(st, memo); again != fast {
+				t.Fatalf("round %d %s: asked again (memo %v):\n%s\nfirst:\n%s", round, vals.Encode(), memo != nil, again, fast)
+			}
+			if strings.Contains(fast, `"offers":[{`) {
+				answered++
+			}
+			if fast != full {
+				t.Fatalf("round %d %s:\nfast path: %s\nfull scan: %s", round, vals.Encode(), fast, full)
+			}
+		}
+		// A write moves the data version: cached answers give way to the new prices.
+		vals := url.Values{"model": {"llama-2-7b"}, "task": {"qlora"}}
+		ask := func(s offerStore, memo *recommendMemo) string {
+			o, err := newFakeRecommend(nil, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Store, o.Memo = func(context.Context) (offerStore, error) { return s, nil }, memo
+			out, err := RunRecommend(ctx, o)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			b, _ := json.Marshal(out)
+			return string(b)
+		}
+		before := ask(st, memo)
+		cheap := pricing.Offer{Provider: "lambda", Region: "region-0", InstanceType: "cheap-h100", GPUModel: "H100", GPUCount: 1, GPUMemGiB: 80,
+			VCPUs: 26, RAMGiB: 200, Purchase: pricing.OnDemand, PriceUSDHr: 0.01, Currency: "USD", Source: pricing.SourceAPI}
+		if _, err := st.WriteSnapshot(ctx, "lambda", store.WriteInput{Offers: []pricing.Offer{cheap}, Finished: fixedNow}); err != nil {
+			t.Fatal(err)
+		}
+		after, full := ask(st, memo), ask(offersOnly{st}, nil)
+		if after != full || after == before || !strings.Contains(after, "cheap-h100") {
+			t.Errorf("round %d: after a write the answer is\n%s\nwant (full scan)\n%s", round, after, full)
+		}
+		st.Close()
+	}
+	if answered < 30 {
+		t.Errorf("only %d of 100 answers had offers", answered)
+	}
+}

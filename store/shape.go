@@ -1,0 +1,325 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// ShapeNeed is how many of one shape's cheapest offers a reader still needs after seeing
+// the shape's cheapest one, and the highest price worth reading (an optimisation: the
+// reader may get fewer rows, never different ones).
+type ShapeNeed struct {
+	Limit    int     // 0 or 1: the cheapest offer (already read) is enough
+	MaxPrice float64 // per instance-hour; 0 or +Inf: no bound
+}
+
+// ShapePlanner decides, from the cheapest matching offer of each shape (cheapest first,
+// in the store's order), how many more offers of each shape to read; the result is
+// index-aligned with cheapest. fit.ShapeNeeds is the recommender's.
+type ShapePlanner func(cheapest []pricing.Offer) ([]ShapeNeed, error)
+
+// ReadShapes returns the current offers matching q that plan says can matter, in the
+// order Offers would return them (SortPrice; q.Sort and q.Limit are ignored): the
+// cheapest offer of every shape (pricing.Shape) with a matching offer, and for each
+// shape plan asks more of, its next cheapest up to the need. Reads are one snapshot:
+// a refresh committing meanwhile is seen entirely or not at all.
+//
+// Plans: the first read is one statement over the shapes table, each shape one probe of
+// offers_current_shape (EXPLAIN QUERY PLAN is pinned by TestShapeQueryPlans); each
+// further read walks one shape's entries of that index, cheapest first.
+func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]pricing.Offer, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, s.dbError("read shapes", err)
+	}
+	defer conn.Close()
+	// A deferred transaction (not the DSN's BEGIN IMMEDIATE, which takes the write
+	// lock) holds one read snapshot across the statements below.
+	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+		return nil, s.dbError("read shapes", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+
+	var version int64
+	if s.cache != nil {
+		if err := conn.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM refresh_runs").Scan(&version); err != nil {
+			return nil, s.dbError("data version", err)
+		}
+	}
+	qk := queryKey(q)
+	cheap, err := cached(s, version, "shapes|"+qk, func() ([]shapeOffer, error) { return s.cheapestPerShape(ctx, conn, q) })
+	if err != nil {
+		return nil, err
+	}
+	reps := make([]pricing.Offer, len(cheap))
+	for i, c := range cheap {
+		reps[i] = c.Offer
+	}
+	needs, err := plan(reps)
+	if err != nil {
+		return nil, err
+	}
+	out := reps
+	var more *sql.Stmt // the further read, prepared once on first need
+	defer func() {
+		if more != nil {
+			more.Close()
+		}
+	}()
+	for i, n := range needs {
+		if n.Limit <= 1 {
+			continue
+		}
+		maxPrice := n.MaxPrice
+		if maxPrice <= 0 || math.IsInf(maxPrice, 1) {
+			maxPrice = math.MaxFloat64
+		}
+		key := "shape|" + qk + "|" + fmtKey(cheap[i].shape, n.Limit, maxPrice)
+		next, err := cached(s, version, key, func() ([]shapeOffer, error) {
+			if more == nil {
+				query, _, err := shapeOffersSQL(q)
+				if err != nil {
+					return nil, err
+				}
+				if more, err = conn.PrepareContext(ctx, query); err != nil {
+					return nil, s.dbError("read shapes", err)
+				}
+			}
+			return s.shapeOffers(ctx, more, q, cheap[i].shape, maxPrice, n.Limit)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range next {
+			if m.Offer.Key() != cheap[i].Offer.Key() {
+				out = append(out, m.Offer)
+			}
+		}
+	}
+	if len(out) > len(reps) {
+		out = slices.Clone(out)
+		slices.SortFunc(out, storeOrder)
+	}
+	return out, nil
+}
+
+// storeOrder is the ORDER BY of a SortPrice query: price, then the offer key, compared
+// as SQLite's BINARY collation compares (bytes).
+func storeOrder(a, b pricing.Offer) int {
+	switch {
+	case a.PriceUSDHr != b.PriceUSDHr:
+		if a.PriceUSDHr < b.PriceUSDHr {
+			return -1
+		}
+		return 1
+	case a.Provider != b.Provider:
+		return strings.Compare(a.Provider, b.Provider)
+	case a.Region != b.Region:
+		return strings.Compare(a.Region, b.Region)
+	case a.Zone != b.Zone:
+		return strings.Compare(a.Zone, b.Zone)
+	case a.InstanceType != b.InstanceType:
+		return strings.Compare(a.InstanceType, b.InstanceType)
+	}
+	return strings.Compare(string(a.Purchase), string(b.Purchase))
+}
+
+// shapeOffer is an offer and its shape's id.
+type shapeOffer struct {
+	shape int64
+	pricing.Offer
+}
+
+// shapeFilters splits q into conditions on the shapes table (alias s: every filter on
+// a shape fact) and on the offers (region, price), with their arguments.
+func shapeFilters(q Query) (shapeWhere []string, shapeArgs []any, offerWhere []string, offerArgs []any, err error) {
+	in := func(where *[]string, args *[]any, expr string, vals []string, norm func(string) string) {
+		if len(vals) == 0 {
+			return
+		}
+		ph := make([]string, len(vals))
+		for i, v := range vals {
+			ph[i] = "?"
+			*args = append(*args, norm(v))
+		}
+		*where = append(*where, expr+" IN ("+strings.Join(ph, ", ")+")")
+	}
+	in(&shapeWhere, &shapeArgs, "s.provider", q.Providers, func(v string) string { return strings.ToLower(strings.TrimSpace(v)) })
+	in(&shapeWhere, &shapeArgs, "s.gpu_model COLLATE NOCASE", q.GPUModels, normGPU)
+	if p := strings.ToLower(string(q.Purchase)); p != "" && p != "any" {
+		pur, err := pricing.ParsePurchase(p)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		shapeWhere, shapeArgs = append(shapeWhere, "s.purchase = ?"), append(shapeArgs, string(pur))
+	}
+	cond := func(ok bool, expr string, v any) {
+		if ok {
+			shapeWhere, shapeArgs = append(shapeWhere, expr), append(shapeArgs, v)
+		}
+	}
+	cond(q.MinVRAMGiB > 0, "(CASE WHEN s.gpu_count < 1 THEN s.gpu_count * s.gpu_mem_gib ELSE s.gpu_mem_gib END) >= ?", q.MinVRAMGiB)
+	cond(q.MinTotalVRAMGiB > 0, "s.gpu_count * s.gpu_mem_gib >= ?", q.MinTotalVRAMGiB)
+	cond(q.MaxGPUs > 0, "s.gpu_count <= ?", q.MaxGPUs)
+	if q.ExcludeFractional {
+		shapeWhere = append(shapeWhere, "s.gpu_count >= 1")
+	}
+	in(&offerWhere, &offerArgs, "region COLLATE NOCASE", q.Regions, strings.TrimSpace)
+	if q.MaxPriceUSDHr > 0 {
+		offerWhere, offerArgs = append(offerWhere, "price <= ?"), append(offerArgs, q.MaxPriceUSDHr)
+	}
+	return shapeWhere, shapeArgs, offerWhere, offerArgs, nil
+}
+
+func normGPU(v string) string { // offers.gpu_model's canonical spelling, as queryOffers does
+	if m, ok := pricing.NormalizeGPU(v, 0); ok {
+		return m
+	}
+	return strings.TrimSpace(v)
+}
+
+func and(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " AND " + strings.Join(conds, " AND ")
+}
+
+// cheapestPerShapeSQL is the first read: for every shape passing the shape filters, its
+// cheapest current offer passing the offer filters (none: the shape is left out). With
+// no offer filter, that is the copy the refresh keeps in the shapes row.
+func cheapestPerShapeSQL(q Query) (string, []any, error) {
+	sw, sa, ow, oa, err := shapeFilters(q)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(ow) == 0 {
+		return "SELECT s.id, s.provider, s.c_region, s.c_zone, s.instance_type, s.purchase, s.gpu_model, s.gpu_count, s.gpu_mem_gib, " +
+			"s.vcpus, s.ram_gib, s.c_currency, s.c_source, s.c_price, max(s.c_last_seen, coalesce((SELECT seen.last_seen FROM seen " +
+			"WHERE seen.provider = s.provider AND seen.region = s.c_region), 0)) FROM shapes s WHERE s.c_price IS NOT NULL" + and(sw), sa, nil
+	}
+	where := ""
+	if len(sw) > 0 {
+		where = " WHERE " + strings.Join(sw, " AND ")
+	}
+	query := "SELECT s.id, " + offerCols("o") + ` FROM shapes s JOIN offers o ON o.id = (
+		SELECT id FROM offers INDEXED BY offers_current_shape WHERE shape_id = s.id AND price IS NOT NULL` + and(ow) + `
+		ORDER BY price, region, zone LIMIT 1)` + where
+	return query, append(oa, sa...), nil
+}
+
+// shapeOffersSQL is a further read: one shape's cheapest matching offers up to a price.
+func shapeOffersSQL(q Query) (string, []any, error) {
+	_, _, ow, oa, err := shapeFilters(q)
+	if err != nil {
+		return "", nil, err
+	}
+	return "SELECT shape_id, " + offerColumns + ` FROM offers INDEXED BY offers_current_shape
+		WHERE shape_id = ? AND price IS NOT NULL AND price <= ?` + and(ow) + `
+		ORDER BY price, region, zone LIMIT ?`, oa, nil
+}
+
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (s *Store) cheapestPerShape(ctx context.Context, db queryer, q Query) ([]shapeOffer, error) {
+	query, args, err := cheapestPerShapeSQL(q)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.scanShapeOffers(ctx, db, q, query, args)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b shapeOffer) int { return storeOrder(a.Offer, b.Offer) })
+	return out, nil
+}
+
+// shapeOffers runs the further read (shapeOffersSQL(q), prepared) for one shape.
+func (s *Store) shapeOffers(ctx context.Context, stmt *sql.Stmt, q Query, shape int64, maxPrice float64, limit int) ([]shapeOffer, error) {
+	_, args, err := shapeOffersSQL(q)
+	if err != nil {
+		return nil, err
+	}
+	args = append(append([]any{shape, maxPrice}, args...), limit)
+	return s.scanShapeOffers(ctx, stmtQueryer{stmt}, q, "", args)
+}
+
+// stmtQueryer runs a prepared statement where a queryer is expected (query unused).
+type stmtQueryer struct{ st *sql.Stmt }
+
+func (q stmtQueryer) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return q.st.QueryContext(ctx, args...)
+}
+
+func (s *Store) scanShapeOffers(ctx context.Context, db queryer, q Query, query string, args []any) ([]shapeOffer, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, s.dbError("read shapes", err)
+	}
+	defer rows.Close()
+	var out []shapeOffer
+	for rows.Next() {
+		var so shapeOffer
+		o := &so.Offer
+		var seen int64
+		if err := rows.Scan(&so.shape, &o.Provider, &o.Region, &o.Zone, &o.InstanceType, &o.Purchase, &o.GPUModel, &o.GPUCount,
+			&o.GPUMemGiB, &o.VCPUs, &o.RAMGiB, &o.Currency, &o.Source, &o.PriceUSDHr, &seen); err != nil {
+			return nil, s.dbError("read shapes", err)
+		}
+		o.ObservedAt = fromUnix(seen)
+		// As queryOffers: the usable memory, and the VRAM filters applied to it. Both
+		// are functions of the shape, so a shape passes or fails as a whole.
+		*o = o.WithUsableMemory()
+		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
+			continue
+		}
+		out = append(out, so)
+	}
+	return out, s.dbError("read shapes", rows.Err())
+}
+
+// CountByGPU counts the current offers matching q (as Offers would return them) of each
+// of the GPU models named (exact names), reading only those models' shapes: recommend's
+// exclusion counts (fit.RecountExclusions) without reading every offer.
+func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[string]int, error) {
+	sw, sa, ow, oa, err := shapeFilters(q)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	if len(models) == 0 {
+		return out, nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?, ", len(models)), ", ")
+	sw = append(sw, "s.gpu_model IN ("+ph+")")
+	for _, m := range models {
+		sa = append(sa, m)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, (SELECT count(*) FROM offers INDEXED BY offers_current_shape
+		WHERE shape_id = s.id AND price IS NOT NULL`+and(ow)+`) FROM shapes s WHERE `+strings.Join(sw, " AND "), append(oa, sa...)...)
+	if err != nil {
+		return nil, s.dbError("count offers", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o pricing.Offer
+		var n int
+		if err := rows.Scan(&o.GPUModel, &o.GPUCount, &o.GPUMemGiB, &n); err != nil {
+			return nil, s.dbError("count offers", err)
+		}
+		// The VRAM filters on the usable memory, as queryOffers applies them.
+		o = o.WithUsableMemory()
+		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
+			continue
+		}
+		out[o.GPUModel] += n
+	}
+	return out, s.dbError("count offers", rows.Err())
+}

@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// explain returns EXPLAIN QUERY PLAN's detail lines for query.
+func explain(t *testing.T, s *Store, query string, args []any) []string {
+	t.Helper()
+	rows, err := s.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, query)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, detail)
+	}
+	return out
+}
+
+// TestShapeQueryPlans pins the plans of recommend's reads, so a planner (or index)
+// change cannot turn them back into a pass over every offer: the shapes table is the
+// only table scanned, offers are reached through offers_current_shape (a probe per
+// shape, or one shape's walk) and by primary key, and no temporary sort is built.
+func TestShapeQueryPlans(t *testing.T) {
+	s := openTest(t)
+	queries := []Query{
+		{},
+		{Purchase: pricing.OnDemand, MaxGPUs: 8, ExcludeFractional: true},
+		{Providers: []string{"aws"}, Regions: []string{"us-east-1", "eu-west-1"}, GPUModels: []string{"h100"}, MaxPriceUSDHr: 50, MinVRAMGiB: 40, MinTotalVRAMGiB: 80},
+	}
+	for _, q := range queries {
+		query, args, err := cheapestPerShapeSQL(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := explain(t, s, query, args)
+		joined := strings.Join(plan, "\n")
+		wants := []string{"CORRELATED SCALAR SUBQUERY", "SEARCH offers USING COVERING INDEX offers_current_shape (shape_id=?", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"}
+		if len(q.Regions) == 0 && q.MaxPriceUSDHr == 0 {
+			// No offer filter: the shapes rows' copies of their cheapest offer, no offers read.
+			wants = []string{"SCAN s", "SEARCH seen USING PRIMARY KEY (provider=? AND region=?)"}
+			if strings.Contains(joined, "offers") {
+				t.Errorf("cheapest per shape %+v reads offers:\n%s", q, joined)
+			}
+		}
+		for _, want := range wants {
+			if !strings.Contains(joined, want) {
+				t.Errorf("cheapest per shape %+v: plan lacks %q:\n%s", q, want, joined)
+			}
+		}
+		for _, bad := range []string{"SCAN o", "SCAN offers", "TEMP B-TREE"} {
+			if strings.Contains(joined, bad) {
+				t.Errorf("cheapest per shape %+v: plan has %q:\n%s", q, bad, joined)
+			}
+		}
+
+		query, args, err = shapeOffersSQL(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan = explain(t, s, query, append([]any{int64(1), 10.0}, append(args, 10)...))
+		joined = strings.Join(plan, "\n")
+		if !strings.Contains(joined, "SEARCH offers USING INDEX offers_current_shape (shape_id=? AND") {
+			t.Errorf("shape offers %+v: plan does not walk offers_current_shape:\n%s", q, joined)
+		}
+		if strings.Contains(joined, "TEMP B-TREE") || strings.Contains(joined, "SCAN") {
+			t.Errorf("shape offers %+v: plan sorts or scans:\n%s", q, joined)
+		}
+	}
+}
+
+// TestShapesFollowFacts: every offer's shape_id names the shape of its current facts,
+// through inserts, fact changes and reopening, and Prune drops shapes no offer has.
+func TestShapesFollowFacts(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	a := mk("aws", "us-east-1", "p4d", pricing.OnDemand, 32)
+	b := mk("aws", "us-west-2", "p4d", pricing.OnDemand, 33) // same shape as a
+	c := mk("aws", "us-west-2", "p5", pricing.Spot, 40)
+	c.GPUModel, c.GPUMemGiB = "H100", 80
+	write := func(h int, offers ...pricing.Offer) {
+		t.Helper()
+		if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: observed(at(h), offers...), Finished: at(h)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, wantShapes int) {
+		t.Helper()
+		var bad, n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM offers o LEFT JOIN shapes s ON s.id = o.shape_id
+			WHERE s.id IS NULL OR s.provider != o.provider OR s.instance_type != o.instance_type OR s.purchase != o.purchase
+			OR s.gpu_model != o.gpu_model COLLATE BINARY OR s.gpu_count != o.gpu_count OR s.gpu_mem_gib != o.gpu_mem_gib
+			OR s.vcpus != o.vcpus OR s.ram_gib != o.ram_gib`).Scan(&bad); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM shapes`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if bad != 0 || n != wantShapes {
+			t.Errorf("%s: %d offers with a wrong shape, %d shapes (want 0, %d)", when, bad, n, wantShapes)
+		}
+		// Each shape's copy of its cheapest current offer is that offer.
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM shapes s WHERE s.c_price IS NOT (SELECT min(price) FROM offers
+			WHERE shape_id = s.id AND price IS NOT NULL) OR s.c_region IS NOT (SELECT region FROM offers WHERE shape_id = s.id
+			AND price IS NOT NULL ORDER BY price, region, zone LIMIT 1)`).Scan(&bad); err != nil {
+			t.Fatal(err)
+		}
+		if bad != 0 {
+			t.Errorf("%s: %d shapes whose cheapest-offer copy is wrong", when, bad)
+		}
+	}
+	write(0, a, b, c)
+	check("first write", 2)
+	a.RAMGiB = 2048 // a corrected fact moves a to a new shape
+	write(1, a, b, c)
+	check("fact changed", 3)
+	write(2, a) // b and c closed
+	check("closed", 3)
+	if _, err := s.Prune(ctx, at(100)); err != nil {
+		t.Fatal(err)
+	}
+	check("pruned", 1)
+}
+
+// TestReadShapesAll: asking every shape for everything gives exactly Offers' answer (the
+// same offers in the same order); asking nothing more gives each shape's cheapest.
+func TestReadShapesAll(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	offers := syntheticOffers("aws", 3000, at(0))
+	for i := range offers { // fewer shapes than offers, and price ties
+		offers[i].InstanceType = "type-" + offers[i].GPUModel + "-" + ftoa(offers[i].GPUCount)
+		offers[i].Zone = offers[i].Region + "-" + ftoa(float64(i%7))
+		offers[i].PriceUSDHr = math.Round(offers[i].PriceUSDHr)/4 + 0.25
+	}
+	seen := map[pricing.Key]bool{}
+	var uniq []pricing.Offer
+	for _, o := range offers {
+		if !seen[o.Key()] {
+			seen[o.Key()] = true
+			uniq = append(uniq, o)
+		}
+	}
+	if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: uniq, Finished: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cache := range []bool{false, true} {
+		if cache {
+			s.CacheOffers(100_000)
+		}
+		for _, q := range []Query{{}, {Purchase: pricing.Spot, Regions: []string{"R03", "r04"}}, {GPUModels: []string{"h100"}, MaxPriceUSDHr: 30}, {MinVRAMGiB: 24}} {
+			want, err := s.queryOffers(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var shapes int
+			all, err := s.ReadShapes(ctx, q, func(cheapest []pricing.Offer) ([]ShapeNeed, error) {
+				shapes = len(cheapest)
+				needs := make([]ShapeNeed, len(cheapest))
+				for i := range needs {
+					needs[i] = ShapeNeed{Limit: len(want) + 1}
+				}
+				return needs, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(all, want) {
+				t.Errorf("cache %v, %+v: ReadShapes asking everything gave %d offers, Offers %d", cache, q, len(all), len(want))
+			}
+			wantCounts, models := map[string]int{}, []string{}
+			for _, o := range want {
+				if wantCounts[o.GPUModel] == 0 {
+					models = append(models, o.GPUModel)
+				}
+				wantCounts[o.GPUModel]++
+			}
+			counts, err := s.CountByGPU(ctx, q, append(models, "no-such-gpu"))
+			if err != nil || !reflect.DeepEqual(counts, wantCounts) {
+				t.Errorf("cache %v, %+v: CountByGPU = %v, %v; want %v", cache, q, counts, err, wantCounts)
+			}
+			cheapest, err := s.ReadShapes(ctx, q, func(c []pricing.Offer) ([]ShapeNeed, error) { return nil, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cheapest) != shapes || shapes == 0 || shapes > len(want) || (q.Purchase == "" && shapes >= len(want)) {
+				t.Errorf("cache %v, %+v: %d cheapest-of-shape offers, %d shapes, %d offers", cache, q, len(cheapest), shapes, len(want))
+			}
+		}
+	}
+}
