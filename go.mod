@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	cloud.google.com/go/billing v1.28.1
+	cloud.google.com/go/compute v1.75.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/service/ec2 v1.344.3

@@ -1,6 +1,6 @@
 // Package gcp is picker's Google Compute Engine price adapter.
 //
-// Shapes come from the Compute Engine REST API (read as plain JSON, computerest.go:
+// Shapes come from the Compute Engine REST API (cloud.google.com/go/compute/apiv1:
 // MachineTypes.AggregatedList for the GPU families a2, a3, a4, g2, g4 and the n1-standard
 // hosts of attachable GPUs; AcceleratorTypes.AggregatedList for where T4, V100, P100
 // and P4 can be attached). Prices come from the Cloud Billing Catalog (ListSkus of
@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -21,6 +20,8 @@ import (
 
 	billing "cloud.google.com/go/billing/apiv1"
 	"cloud.google.com/go/billing/apiv1/billingpb"
+	compute "cloud.google.com/go/compute/apiv1"
+	"cloud.google.com/go/compute/apiv1/computepb"
 	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
@@ -236,27 +237,41 @@ type zoneMachine struct {
 }
 
 func (p *Provider) listMachineTypes(ctx context.Context, hc *http.Client) ([]zoneMachine, error) {
-	q := url.Values{"filter": {machineFilter}, "maxResults": {"500"}}
+	c, err := compute.NewMachineTypesRESTClient(ctx, p.clientOptions(hc)...)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.CallOptions.AggregatedList = listTimeout
+	it := c.AggregatedList(ctx, &computepb.AggregatedListMachineTypesRequest{
+		Project:    p.cfg.Project,
+		Filter:     strPtr(machineFilter),
+		MaxResults: u32Ptr(500),
+	})
 	var out []zoneMachine
-	err := aggregatedList(ctx, p, hc, "machineTypes", q, func(scope string, items machineTypesScope) {
-		for _, m := range items.MachineTypes {
-			zm := zoneMachine{zone: m.Zone, name: m.Name, vcpus: m.GuestCpus, memMiB: m.MemoryMb}
+	for {
+		pair, err := it.Next()
+		if err == iterator.Done {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range pair.Value.GetMachineTypes() {
+			zm := zoneMachine{zone: m.GetZone(), name: m.GetName(), vcpus: m.GetGuestCpus(), memMiB: m.GetMemoryMb()}
 			if zm.zone == "" {
-				zm.zone = strings.TrimPrefix(scope, "zones/")
+				zm.zone = strings.TrimPrefix(pair.Key, "zones/")
 			}
-			if a := m.Accelerators; len(a) > 0 {
-				zm.accel, zm.nAccel = a[0].GuestAcceleratorType, a[0].GuestAcceleratorCount
+			if a := m.GetAccelerators(); len(a) > 0 {
+				zm.accel, zm.nAccel = a[0].GetGuestAcceleratorType(), a[0].GetGuestAcceleratorCount()
 			}
-			if m.Deprecated != nil {
-				switch m.Deprecated.State {
-				case "DEPRECATED", "OBSOLETE", "DELETED":
-					zm.deprecd = true
-				}
+			switch m.GetDeprecated().GetState() {
+			case "DEPRECATED", "OBSOLETE", "DELETED":
+				zm.deprecd = true
 			}
 			out = append(out, zm)
 		}
-	})
-	return out, err
+	}
 }
 
 // zoneAccel is an accelerator type available in a zone.
@@ -267,21 +282,37 @@ type zoneAccel struct {
 }
 
 func (p *Provider) listAcceleratorTypes(ctx context.Context, hc *http.Client) ([]zoneAccel, error) {
+	c, err := compute.NewAcceleratorTypesRESTClient(ctx, p.clientOptions(hc)...)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.CallOptions.AggregatedList = listTimeout
+	it := c.AggregatedList(ctx, &computepb.AggregatedListAcceleratorTypesRequest{
+		Project:    p.cfg.Project,
+		MaxResults: u32Ptr(500),
+	})
 	var out []zoneAccel
-	err := aggregatedList(ctx, p, hc, "acceleratorTypes", url.Values{"maxResults": {"500"}}, func(scope string, items acceleratorTypesScope) {
-		for _, a := range items.AcceleratorTypes {
-			if strings.HasSuffix(a.Name, "-vws") { // virtual workstation: licence surcharge
+	for {
+		pair, err := it.Next()
+		if err == iterator.Done {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range pair.Value.GetAcceleratorTypes() {
+			if strings.HasSuffix(a.GetName(), "-vws") { // virtual workstation: licence surcharge
 				continue
 			}
-			zone := a.Zone // a URL here, a bare name on machine types
+			zone := a.GetZone() // a URL here, a bare name on machine types
 			zone = zone[strings.LastIndexByte(zone, '/')+1:]
 			if zone == "" {
-				zone = strings.TrimPrefix(scope, "zones/")
+				zone = strings.TrimPrefix(pair.Key, "zones/")
 			}
-			out = append(out, zoneAccel{zone: zone, name: a.Name, maxCards: a.MaximumCardsPerInstance})
+			out = append(out, zoneAccel{zone: zone, name: a.GetName(), maxCards: a.GetMaximumCardsPerInstance()})
 		}
-	})
-	return out, err
+	}
 }
 
 func (p *Provider) listSkus(ctx context.Context, hc *http.Client) (*catalog, error) {
