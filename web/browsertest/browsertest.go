@@ -72,21 +72,37 @@ func Start(t *testing.T) *Browser {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	b := &Browser{shotDir: os.Getenv("PICKER_SCREENSHOT_DIR")}
 	if b.shotDir == "" {
 		b.shotDir = t.TempDir()
 	}
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(b.listen))
-	t.Cleanup(func() {
+	// A loaded machine (CI runs the web and cmd/picker packages in parallel, each with a
+	// browser) occasionally sees Chromium exit before it prints its DevTools address;
+	// a second start is the remedy, so a start is tried up to three times.
+	var ctx context.Context
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		var cancel context.CancelFunc
+		ctx, cancel = chromedp.NewContext(actx, chromedp.WithListener(b.listen))
+		// The first Run starts the browser; it must have no deadline (chromedp.Run).
+		err = chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, log.Enable, struct{}{})
+			return err
+		}))
+		if err == nil {
+			t.Cleanup(func() {
+				cancel()
+				cancelAlloc()
+			})
+			break
+		}
 		cancel()
 		cancelAlloc()
-	})
-	// The first Run starts the browser; it must have no deadline (chromedp.Run).
-	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
-		_, err := chromedp.Call(ctx, log.Enable, struct{}{})
-		return err
-	})); err != nil {
+		t.Logf("start %s (attempt %d): %v", path, attempt, err)
+		time.Sleep(time.Duration(attempt) * 500 * time.Millisecond)
+	}
+	if err != nil {
 		t.Fatalf("start %s: %v", path, err)
 	}
 	b.Ctx = ctx
