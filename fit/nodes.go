@@ -319,3 +319,37 @@ func cheapestCluster(in *RecommendInput, caps []*gpuCaps, fits []Fit) *Fit {
 	}
 	return &best[0]
 }
+
+// spanPinnedGPUs plans a pinned --gpus G that no offered instance holds as G/c
+// instances of c GPUs, c the largest per-instance count among instance types with a
+// cluster interconnect that divides G: --gpus is the GPUs the job runs on (CONTRACT),
+// so "--gpus 64" asks for a 64-GPU job, which only a cluster can run. It rewrites
+// in.Job (GPUs per node, Nodes) and returns the note that says so; "" when it leaves
+// the job as asked (some instance has G GPUs, --nodes given, or no cluster divides G).
+func spanPinnedGPUs(in *RecommendInput) string {
+	g := in.Job.GPUs
+	if !in.PinGPUs || g <= 1 || in.Job.Nodes > 1 || in.Job.NodesAuto {
+		return ""
+	}
+	per := 0
+	for i := range in.Offers {
+		o := &in.Offers[i]
+		if o.Fractional() {
+			continue
+		}
+		n := int(math.Floor(o.GPUCount + 1e-9))
+		if n >= g {
+			return "" // an instance holds the whole job
+		}
+		if n > per && g%n == 0 {
+			if _, ok := LookupInterconnect(o.Provider, o.InstanceType); ok {
+				per = n
+			}
+		}
+	}
+	if per == 0 {
+		return ""
+	}
+	in.Job.GPUs, in.Job.Nodes = per, g/per
+	return fmt.Sprintf("no instance has %d GPUs: planned as %d instances × %d GPUs over a cluster interconnect (--nodes %d --gpus %d)", g, g/per, per, g/per, per)
+}

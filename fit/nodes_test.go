@@ -2,6 +2,7 @@ package fit
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,17 +158,62 @@ func TestNearestMissNamesNodes(t *testing.T) {
 }
 
 // TestNearestMissPinnedGPUsAcrossNodes: --gpus 64 pins more GPUs than any instance has;
-// the nearest miss names the plan with --gpus per node (the largest clustered instance),
-// not "no cluster fits" (which it said when it tried clusters of 64-GPU nodes).
-func TestNearestMissPinnedGPUsAcrossNodes(t *testing.T) {
+// --gpus is the GPUs the job runs on: 64 GPUs when the largest clustered instance has 8
+// is 8 instances × 8 GPUs, priced 8 × the instance, on clustered instance types only
+// (the cheaper 8-GPU instance without an interconnect cannot be one of them).
+func TestPinnedGPUsBeyondInstanceSpanNodes(t *testing.T) {
 	m, _, _ := CatalogModel("llama-3.1-70b")
-	offers := []pricing.Offer{nodeOffer("aws", "p5.48xlarge", "H100", 8, 80, 55.04)}
+	offers := []pricing.Offer{
+		nodeOffer("aws", "p5.48xlarge", "H100", 8, 80, 55.04),
+		nodeOffer("lambda", "gpu_8x_h100_sxm5", "H100", 8, 80, 23.92), // no cluster interconnect
+	}
 	job := Job{Task: TaskFullFT, Shard: "fsdp", GPUs: 64, GradCkpt: true}
 	rec, err := Recommend(RecommendInput{Model: m, Job: job, PinGPUs: true, Offers: offers, HeadroomPct: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.Offers) != 0 || !strings.Contains(rec.NearestMiss, " --gpus 8` would fit: ") || !strings.Contains(rec.NearestMiss, "p5.48xlarge") {
-		t.Errorf("nearest miss %q", rec.NearestMiss)
+	if len(rec.Offers) != 1 {
+		t.Fatalf("got %d offers, want the one clustered type; nearest miss %q", len(rec.Offers), rec.NearestMiss)
+	}
+	f := rec.Offers[0]
+	if f.InstanceType != "p5.48xlarge" || f.Nodes != 8 || f.GPUsUsed != 8 || math.Abs(f.ClusterPriceUSDHr-8*55.04) > 1e-6 {
+		t.Errorf("got %s × %d nodes, %d GPUs each, cluster $%.2f/h; want p5.48xlarge × 8 nodes, 8 GPUs, $%.2f/h",
+			f.InstanceType, f.Nodes, f.GPUsUsed, f.ClusterPriceUSDHr, 8*55.04)
+	}
+	want := "planned as 8 instances × 8 GPUs"
+	if !slices.ContainsFunc(rec.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("warnings %q: want one saying %q", rec.Warnings, want)
+	}
+}
+
+func TestSpanPinnedGPUs(t *testing.T) {
+	p5 := nodeOffer("aws", "p5.48xlarge", "H100", 8, 80, 55.04)
+	p4 := nodeOffer("aws", "p4d.24xlarge", "A100", 8, 40, 32.77)
+	g4 := nodeOffer("aws", "g5.12xlarge", "A10G", 4, 24, 5.67) // no interconnect
+	for _, tc := range []struct {
+		name        string
+		gpus, nodes int
+		pin         bool
+		offers      []pricing.Offer
+		wantGPUs    int
+		wantNodes   int
+		wantSpanned bool
+	}{
+		{"an instance holds the job", 8, 0, true, []pricing.Offer{p5}, 8, 0, false},
+		{"64 over 8-GPU clusters", 64, 0, true, []pricing.Offer{p5, p4}, 8, 8, true},
+		{"16 over 8-GPU clusters", 16, 0, true, []pricing.Offer{p5, g4}, 8, 2, true},
+		{"no clustered count divides 12", 12, 0, true, []pricing.Offer{p5}, 12, 0, false},
+		{"only unclustered instances", 16, 0, true, []pricing.Offer{g4}, 16, 0, false},
+		{"--nodes given", 64, 2, true, []pricing.Offer{p5}, 64, 2, false},
+		{"not pinned", 64, 0, false, []pricing.Offer{p5}, 64, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := RecommendInput{Job: Job{GPUs: tc.gpus, Nodes: tc.nodes}, PinGPUs: tc.pin, Offers: tc.offers}
+			note := spanPinnedGPUs(&in)
+			if in.Job.GPUs != tc.wantGPUs || in.Job.Nodes != tc.wantNodes || (note != "") != tc.wantSpanned {
+				t.Errorf("got --gpus %d --nodes %d note %q; want --gpus %d --nodes %d spanned %v",
+					in.Job.GPUs, in.Job.Nodes, note, tc.wantGPUs, tc.wantNodes, tc.wantSpanned)
+			}
+		})
 	}
 }

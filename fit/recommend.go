@@ -78,7 +78,10 @@ type RecommendInput struct {
 	// the distinct GPU models (gpuCaps.idx).
 	facts []offerFacts
 	nCaps int
-	Top   int // 0 = 10
+	// spanned says why a pinned --gpus larger than every instance became a cluster plan
+	// (spanPinnedGPUs, nodes.go); empty otherwise.
+	spanned string
+	Top     int // 0 = 10
 	// ByRegion lists an offer once per region; by default offers that differ only in
 	// region are one row with their regions listed (Fit.Regions).
 	ByRegion bool
@@ -616,6 +619,9 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	rec.Excluded = append(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs)...) // fp8.go, stack.go
 	rec.CheapestCluster = cheapestCluster(rin, caps, fits)
 	rec.Warnings = append(append(warnings(rin, rec), exclusionWarnings(rec.Excluded)...), rec.Estimate.Warnings...)
+	if rin.spanned != "" {
+		rec.Warnings = append(rec.Warnings, rin.spanned)
+	}
 	if len(fits) == 0 {
 		rec.NearestMiss = nearestMiss(rin, ev, rec.Ladder) + nodesMiss(rin, caps) // nodes.go
 	}
@@ -657,6 +663,7 @@ func prepare(in RecommendInput) (*RecommendInput, *evaluator, error) {
 	// No more offers can be shown than there are: --top is clamped, so a huge value costs
 	// nothing (the top list is allocated at this size).
 	in.Top = max(1, min(in.Top, len(in.Offers)))
+	in.spanned = spanPinnedGPUs(&in) // nodes.go
 	// Validate the job once up front, so a bad job is an error, not "nothing fits".
 	base := in.Job
 	base.NodesAuto = false // validated on one instance; nodes.go tries the counts
