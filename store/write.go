@@ -215,6 +215,11 @@ func (st *writeStmts) close() {
 	}
 }
 
+// listedNew stands in stored for every offer a write inserts: one shared value instead
+// of one allocation per new offer (90k of them, 9 MB, on a first refresh; issue 17).
+// Only its seen flag is ever read.
+var listedNew = &storedOffer{seen: true}
+
 type storedOffer struct {
 	id       int64
 	region   string
@@ -299,7 +304,7 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 			if err == nil {
 				_, err = st.openPrice.ExecContext(ctx, id, o.PriceUSDHr, observed)
 			}
-			stored[k] = &storedOffer{id: id, region: o.Region, seen: true}
+			stored[k] = listedNew // only the "listed twice" check reads it again
 			res.New++
 		case !so.price.Valid:
 			_, err = st.openPrice.ExecContext(ctx, so.id, o.PriceUSDHr, observed)

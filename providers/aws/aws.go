@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -217,11 +218,12 @@ var sdkLogger = logging.LoggerFunc(func(c logging.Classification, format string,
 // regionResult is what one region's calls produced.
 type regionResult struct {
 	region string
-	facts  map[string]gpuFacts
 	onDem  []pricing.Offer
 	spot   []spotRecord
-	warn   []string
-	err    error
+	// regionFacts is the region's GPU facts until Fetch merges them into sharedFacts.
+	regionFacts map[string]gpuFacts
+	warn        []string
+	err         error
 }
 
 // Fetch prices every configured region; see the package comment.
@@ -237,6 +239,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	pc := awspricing.NewFromConfig(awsCfg)
 
 	results := make([]regionResult, len(p.regions))
+	facts := &sharedFacts{m: map[string]rankedFacts{}}
 	var g errgroup.Group
 	g.SetLimit(concurrency)
 	for i, region := range p.regions {
@@ -247,6 +250,10 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 			}
 			ec := ec2.NewFromConfig(awsCfg, func(o *ec2.Options) { o.Region = region })
 			results[i] = p.fetchRegion(ctx, pc, ec, region, now)
+			if results[i].err == nil {
+				facts.merge(i, results[i].regionFacts)
+			}
+			results[i].regionFacts = nil
 			return nil
 		})
 	}
@@ -254,7 +261,33 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("aws: %w", err)
 	}
-	return p.assemble(results, now)
+	return p.assemble(results, facts.m, now)
+}
+
+// sharedFacts is the GPU facts of every successful region's instance types, merged as
+// each region finishes rather than held per region until all have (at 300 regions the
+// per-region maps were 12 MB of a 90k-offer refresh's live heap, issue 17). When
+// regions disagree on a type, the last configured region's facts win, as they did when
+// assemble merged the regions in order.
+type sharedFacts struct {
+	mu sync.Mutex
+	m  map[string]rankedFacts
+}
+
+// rankedFacts are one type's facts and the index of the region that gave them.
+type rankedFacts struct {
+	gpuFacts
+	region int
+}
+
+func (s *sharedFacts) merge(region int, facts map[string]gpuFacts) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, f := range facts {
+		if cur, ok := s.m[t]; !ok || cur.region < region {
+			s.m[t] = rankedFacts{f, region}
+		}
+	}
 }
 
 func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API, region string, now time.Time) regionResult {
@@ -264,7 +297,7 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 		res.err = fmt.Errorf("describe instance types: %w", err)
 		return res
 	}
-	res.facts = facts
+	res.regionFacts = facts
 	res.warn = append(res.warn, warn...)
 
 	ing := newIngester(region, facts, now)
@@ -291,19 +324,15 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 
 // assemble joins the regions' results: on-demand offers of the regions that succeeded,
 // and spot offers attributed to regions by their availability zone.
-func (p *Provider) assemble(results []regionResult, now time.Time) (*providers.Snapshot, error) {
+func (p *Provider) assemble(results []regionResult, allFacts map[string]rankedFacts, now time.Time) (*providers.Snapshot, error) {
 	snap := &providers.Snapshot{Failed: map[string]error{}}
 	ok := map[string]bool{}
-	allFacts := map[string]gpuFacts{}
 	for _, r := range results {
 		if r.err != nil {
 			snap.Failed[r.region] = fmt.Errorf("aws: %s: %w", r.region, r.err)
 			continue
 		}
 		ok[r.region] = true
-		for t, f := range r.facts {
-			allFacts[t] = f
-		}
 	}
 	// Cheapest zone per (region, instance type), over every successful call: with one
 	// endpoint for all regions, a record is placed by its zone, not by which call saw it.
@@ -324,13 +353,24 @@ func (p *Provider) assemble(results []regionResult, now time.Time) (*providers.S
 			}
 		}
 	}
+	// Each region's on-demand offers are used in place, not copied: at 90k offers a copy
+	// is 18 MB (issue 17's peak-RSS bound).
 	perRegion := map[string][]pricing.Offer{}
-	for _, r := range results {
+	total := 0
+	for i := range results {
+		r := &results[i]
 		if r.err == nil {
-			perRegion[r.region] = append(perRegion[r.region], r.onDem...)
+			if cur, seen := perRegion[r.region]; seen {
+				perRegion[r.region] = append(cur, r.onDem...)
+			} else {
+				perRegion[r.region] = r.onDem
+			}
+			r.onDem = nil
+			total += len(perRegion[r.region])
 			snap.Warnings = append(snap.Warnings, r.warn...)
 		}
 	}
+	total += len(best)
 	keys := make([]rk, 0, len(best))
 	for k := range best {
 		keys = append(keys, k)
@@ -346,11 +386,14 @@ func (p *Provider) assemble(results []regionResult, now time.Time) (*providers.S
 		o.Zone = s.zone
 		perRegion[k.region] = append(perRegion[k.region], o)
 	}
+	// Sized once: growing by doubling would hold up to three copies of the offers at once.
+	snap.Offers = make([]pricing.Offer, 0, total)
 	for _, region := range p.regions {
 		if !ok[region] {
 			continue
 		}
 		valid, warn := providers.Finalize(Name, perRegion[region])
+		delete(perRegion, region) // copied into snap.Offers below; let the GC have it
 		snap.Warnings = append(snap.Warnings, warn...)
 		if len(valid) == 0 {
 			snap.Failed[region] = pricing.Errorf(pricing.Unavailable, "aws: %s: no GPU prices found", region)

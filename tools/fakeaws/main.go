@@ -96,15 +96,15 @@ func build(dir string, types, spot int) (*server, error) {
 	attrs := tmpl["product"].(map[string]any)["attributes"].(map[string]any)
 	var items []string
 	for i := range types {
-		for _, os := range []string{"Linux", "Windows"} {
-			if os == "Windows" && i%4 != 3 {
+		for _, opsys := range []string{"Linux", "Windows"} {
+			if opsys == "Windows" && i%4 != 3 {
 				continue // one decoy per four Linux rows
 			}
 			typ := TypeName(i)
 			attrs["instanceType"] = typ
 			attrs["regionCode"] = regionPlaceholder
 			attrs["usagetype"] = "BoxUsage:" + typ
-			attrs["operatingSystem"] = os
+			attrs["operatingSystem"] = opsys
 			ib, _ := json.Marshal(tmpl)
 			// A price per type, so the store sees distinct prices.
 			ib = bytes.Replace(ib, []byte(`"USD":"0.8048000000"`), []byte(fmt.Sprintf(`"USD":"%.4f"`, 0.5+float64(i)*0.01)), 1)
