@@ -215,10 +215,18 @@ var sdkLogger = logging.LoggerFunc(func(c logging.Classification, format string,
 	slog.Debug("aws sdk: "+fmt.Sprintf(format, v...), "classification", string(c))
 })
 
+// onDemandOffer is an on-demand offer while its region waits for the others: the rest
+// of its pricing.Offer is the region's, the same for all (72 bytes instead of 200).
+type onDemandOffer struct {
+	typ   string
+	price float64
+	facts gpuFacts
+}
+
 // regionResult is what one region's calls produced.
 type regionResult struct {
 	region string
-	onDem  []pricing.Offer
+	onDem  []onDemandOffer
 	spot   []spotRecord
 	// regionFacts is the region's GPU facts until Fetch merges them into sharedFacts.
 	regionFacts map[string]gpuFacts
@@ -305,7 +313,11 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 		res.err = fmt.Errorf("get products: %w", err)
 		return res
 	}
-	res.onDem = ing.offers
+	res.onDem = make([]onDemandOffer, len(ing.offers))
+	for i, o := range ing.offers {
+		res.onDem[i] = onDemandOffer{typ: o.InstanceType, price: o.PriceUSDHr, facts: gpuFacts{
+			model: o.GPUModel, count: o.GPUCount, memGiB: o.GPUMemGiB, vcpus: o.VCPUs, ramGiB: o.RAMGiB}}
+	}
 	res.warn = append(res.warn, ing.warnings()...)
 
 	types := make([]string, 0, len(facts))
@@ -353,20 +365,18 @@ func (p *Provider) assemble(results []regionResult, allFacts map[string]rankedFa
 			}
 		}
 	}
-	// Each region's on-demand offers are used in place, not copied: at 90k offers a copy
-	// is 18 MB (issue 17's peak-RSS bound).
-	perRegion := map[string][]pricing.Offer{}
+	// Regions hold their on-demand offers compact until here; each region's are made
+	// whole only while it is finalized, so a 90k-offer refresh holds one full copy of
+	// its offers, in snap.Offers (issue 17's peak-RSS bound).
+	onDem := map[string][]onDemandOffer{}
+	perRegion := map[string][]pricing.Offer{} // spot offers
 	total := 0
 	for i := range results {
 		r := &results[i]
 		if r.err == nil {
-			if cur, seen := perRegion[r.region]; seen {
-				perRegion[r.region] = append(cur, r.onDem...)
-			} else {
-				perRegion[r.region] = r.onDem
-			}
+			onDem[r.region] = append(onDem[r.region], r.onDem...)
 			r.onDem = nil
-			total += len(perRegion[r.region])
+			total += len(onDem[r.region])
 			snap.Warnings = append(snap.Warnings, r.warn...)
 		}
 	}
@@ -392,8 +402,13 @@ func (p *Provider) assemble(results []regionResult, allFacts map[string]rankedFa
 		if !ok[region] {
 			continue
 		}
-		valid, warn := providers.Finalize(Name, perRegion[region])
-		delete(perRegion, region) // copied into snap.Offers below; let the GC have it
+		offers := make([]pricing.Offer, 0, len(onDem[region])+len(perRegion[region]))
+		for _, c := range onDem[region] {
+			offers = append(offers, c.facts.offer(region, c.typ, pricing.OnDemand, c.price, now))
+		}
+		offers = append(offers, perRegion[region]...)
+		delete(onDem, region)
+		valid, warn := providers.Finalize(Name, offers)
 		snap.Warnings = append(snap.Warnings, warn...)
 		if len(valid) == 0 {
 			snap.Failed[region] = pricing.Errorf(pricing.Unavailable, "aws: %s: no GPU prices found", region)
