@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -112,6 +113,28 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []ProviderWrite, only
 			return nil, false, nil
 		}
 	}
+	// A large write gets a larger page cache for its transaction only: at 2 MiB (SQLite's
+	// default) a 90k-offer first refresh spilled and re-read index pages, most of its
+	// write time in pwrite/pread (issue 17, tools/bench-refresh-aws.sh). The connection
+	// goes back to the default before it returns to the pool, so the daemon's readers
+	// never hold the larger cache.
+	big := writeOffers(writes) >= bigWriteOffers
+	if big {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", bigWriteCacheKiB)); err != nil {
+			return nil, false, s.dbError("size write cache", err)
+		}
+	}
+	restoreCache := func() error {
+		if !big {
+			return nil
+		}
+		big = false
+		_, err := tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = -%d", defaultCacheKiB))
+		return err
+	}
+	// Error paths: runs before the deferred Rollback. (A transaction database/sql has
+	// already rolled back on cancellation leaves its connection with the larger cache.)
+	defer restoreCache()
 	st, err := prepareWrite(ctx, tx)
 	if err != nil {
 		return nil, false, s.dbError("prepare write", err)
@@ -125,10 +148,30 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []ProviderWrite, only
 		}
 		results = append(results, r)
 	}
+	if err := restoreCache(); err != nil {
+		return nil, false, s.dbError("size write cache", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, false, s.dbError("commit write", err)
 	}
 	return results, true, nil
+}
+
+// The page cache of a large write (bigWriteOffers offers or more) is bigWriteCacheKiB
+// for its transaction, then back to SQLite's default of 2,000 KiB
+// (https://www.sqlite.org/pragma.html#pragma_cache_size).
+const (
+	bigWriteOffers   = 10_000
+	bigWriteCacheKiB = 16 << 10
+	defaultCacheKiB  = 2000
+)
+
+func writeOffers(writes []ProviderWrite) int {
+	n := 0
+	for _, w := range writes {
+		n += len(w.Input.Offers)
+	}
+	return n
 }
 
 // writeStmts are prepared once per transaction: a 10k-offer snapshot runs each
@@ -215,6 +258,11 @@ func (st *writeStmts) close() {
 	}
 }
 
+// listedNew stands in stored for every offer a write inserts: one shared value instead
+// of one allocation per new offer (90k of them, 9 MB, on a first refresh; issue 17).
+// Only its seen flag is ever read.
+var listedNew = &storedOffer{seen: true}
+
 type storedOffer struct {
 	id       int64
 	region   string
@@ -299,7 +347,7 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 			if err == nil {
 				_, err = st.openPrice.ExecContext(ctx, id, o.PriceUSDHr, observed)
 			}
-			stored[k] = &storedOffer{id: id, region: o.Region, seen: true}
+			stored[k] = listedNew // only the "listed twice" check reads it again
 			res.New++
 		case !so.price.Valid:
 			_, err = st.openPrice.ExecContext(ctx, so.id, o.PriceUSDHr, observed)

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -214,14 +215,23 @@ var sdkLogger = logging.LoggerFunc(func(c logging.Classification, format string,
 	slog.Debug("aws sdk: "+fmt.Sprintf(format, v...), "classification", string(c))
 })
 
+// onDemandOffer is an on-demand offer while its region waits for the others: the rest
+// of its pricing.Offer is the region's, the same for all (72 bytes instead of 200).
+type onDemandOffer struct {
+	typ   string
+	price float64
+	facts gpuFacts
+}
+
 // regionResult is what one region's calls produced.
 type regionResult struct {
 	region string
-	facts  map[string]gpuFacts
-	onDem  []pricing.Offer
+	onDem  []onDemandOffer
 	spot   []spotRecord
-	warn   []string
-	err    error
+	// regionFacts is the region's GPU facts until Fetch merges them into sharedFacts.
+	regionFacts map[string]gpuFacts
+	warn        []string
+	err         error
 }
 
 // Fetch prices every configured region; see the package comment.
@@ -237,6 +247,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	pc := awspricing.NewFromConfig(awsCfg)
 
 	results := make([]regionResult, len(p.regions))
+	facts := &sharedFacts{m: map[string]rankedFacts{}}
 	var g errgroup.Group
 	g.SetLimit(concurrency)
 	for i, region := range p.regions {
@@ -247,6 +258,10 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 			}
 			ec := ec2.NewFromConfig(awsCfg, func(o *ec2.Options) { o.Region = region })
 			results[i] = p.fetchRegion(ctx, pc, ec, region, now)
+			if results[i].err == nil {
+				facts.merge(i, results[i].regionFacts)
+			}
+			results[i].regionFacts = nil
 			return nil
 		})
 	}
@@ -254,7 +269,33 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("aws: %w", err)
 	}
-	return p.assemble(results, now)
+	return p.assemble(results, facts.m, now)
+}
+
+// sharedFacts is the GPU facts of every successful region's instance types, merged as
+// each region finishes rather than held per region until all have (at 300 regions the
+// per-region maps were 12 MB of a 90k-offer refresh's live heap, issue 17). When
+// regions disagree on a type, the last configured region's facts win, as they did when
+// assemble merged the regions in order.
+type sharedFacts struct {
+	mu sync.Mutex
+	m  map[string]rankedFacts
+}
+
+// rankedFacts are one type's facts and the index of the region that gave them.
+type rankedFacts struct {
+	gpuFacts
+	region int
+}
+
+func (s *sharedFacts) merge(region int, facts map[string]gpuFacts) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, f := range facts {
+		if cur, ok := s.m[t]; !ok || cur.region < region {
+			s.m[t] = rankedFacts{f, region}
+		}
+	}
 }
 
 func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API, region string, now time.Time) regionResult {
@@ -264,7 +305,7 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 		res.err = fmt.Errorf("describe instance types: %w", err)
 		return res
 	}
-	res.facts = facts
+	res.regionFacts = facts
 	res.warn = append(res.warn, warn...)
 
 	ing := newIngester(region, facts, now)
@@ -272,7 +313,11 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 		res.err = fmt.Errorf("get products: %w", err)
 		return res
 	}
-	res.onDem = ing.offers
+	res.onDem = make([]onDemandOffer, len(ing.offers))
+	for i, o := range ing.offers {
+		res.onDem[i] = onDemandOffer{typ: o.InstanceType, price: o.PriceUSDHr, facts: gpuFacts{
+			model: o.GPUModel, count: o.GPUCount, memGiB: o.GPUMemGiB, vcpus: o.VCPUs, ramGiB: o.RAMGiB}}
+	}
 	res.warn = append(res.warn, ing.warnings()...)
 
 	types := make([]string, 0, len(facts))
@@ -291,19 +336,15 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 
 // assemble joins the regions' results: on-demand offers of the regions that succeeded,
 // and spot offers attributed to regions by their availability zone.
-func (p *Provider) assemble(results []regionResult, now time.Time) (*providers.Snapshot, error) {
+func (p *Provider) assemble(results []regionResult, allFacts map[string]rankedFacts, now time.Time) (*providers.Snapshot, error) {
 	snap := &providers.Snapshot{Failed: map[string]error{}}
 	ok := map[string]bool{}
-	allFacts := map[string]gpuFacts{}
 	for _, r := range results {
 		if r.err != nil {
 			snap.Failed[r.region] = fmt.Errorf("aws: %s: %w", r.region, r.err)
 			continue
 		}
 		ok[r.region] = true
-		for t, f := range r.facts {
-			allFacts[t] = f
-		}
 	}
 	// Cheapest zone per (region, instance type), over every successful call: with one
 	// endpoint for all regions, a record is placed by its zone, not by which call saw it.
@@ -324,13 +365,22 @@ func (p *Provider) assemble(results []regionResult, now time.Time) (*providers.S
 			}
 		}
 	}
-	perRegion := map[string][]pricing.Offer{}
-	for _, r := range results {
+	// Regions hold their on-demand offers compact until here; each region's are made
+	// whole only while it is finalized, so a 90k-offer refresh holds one full copy of
+	// its offers, in snap.Offers (issue 17's peak-RSS bound).
+	onDem := map[string][]onDemandOffer{}
+	perRegion := map[string][]pricing.Offer{} // spot offers
+	total := 0
+	for i := range results {
+		r := &results[i]
 		if r.err == nil {
-			perRegion[r.region] = append(perRegion[r.region], r.onDem...)
+			onDem[r.region] = append(onDem[r.region], r.onDem...)
+			r.onDem = nil
+			total += len(onDem[r.region])
 			snap.Warnings = append(snap.Warnings, r.warn...)
 		}
 	}
+	total += len(best)
 	keys := make([]rk, 0, len(best))
 	for k := range best {
 		keys = append(keys, k)
@@ -346,11 +396,19 @@ func (p *Provider) assemble(results []regionResult, now time.Time) (*providers.S
 		o.Zone = s.zone
 		perRegion[k.region] = append(perRegion[k.region], o)
 	}
+	// Sized once: growing by doubling would hold up to three copies of the offers at once.
+	snap.Offers = make([]pricing.Offer, 0, total)
 	for _, region := range p.regions {
 		if !ok[region] {
 			continue
 		}
-		valid, warn := providers.Finalize(Name, perRegion[region])
+		offers := make([]pricing.Offer, 0, len(onDem[region])+len(perRegion[region]))
+		for _, c := range onDem[region] {
+			offers = append(offers, c.facts.offer(region, c.typ, pricing.OnDemand, c.price, now))
+		}
+		offers = append(offers, perRegion[region]...)
+		delete(onDem, region)
+		valid, warn := providers.Finalize(Name, offers)
 		snap.Warnings = append(snap.Warnings, warn...)
 		if len(valid) == 0 {
 			snap.Failed[region] = pricing.Errorf(pricing.Unavailable, "aws: %s: no GPU prices found", region)

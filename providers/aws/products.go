@@ -180,7 +180,8 @@ type ingester struct {
 }
 
 func newIngester(region string, facts map[string]gpuFacts, now time.Time) *ingester {
-	return &ingester{region: region, facts: facts, now: now, seen: map[string]bool{},
+	// One offer per priced type at most: sized so that growing never holds two copies.
+	return &ingester{region: region, facts: facts, now: now, offers: make([]pricing.Offer, 0, len(facts)), seen: map[string]bool{},
 		noFacts: map[string]bool{}, dups: map[string]bool{}, noPrice: map[string]bool{}}
 }
 
