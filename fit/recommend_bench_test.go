@@ -15,16 +15,7 @@ func BenchmarkRecommend100k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gpus := pricing.GPUs()
-	counts := []float64{1, 2, 4, 8}
-	offers := make([]pricing.Offer, 0, 100_000)
-	for i := range 100_000 {
-		g := gpus[i%len(gpus)]
-		c := counts[(i/len(gpus))%len(counts)]
-		offers = append(offers, pricing.Offer{Provider: fmt.Sprintf("p%d", i%15), Region: fmt.Sprintf("r%d", i%40), InstanceType: fmt.Sprintf("t%d", i),
-			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, RAMGiB: 64 * c, Purchase: pricing.OnDemand,
-			PriceUSDHr: c * (0.5 + float64(i%997)/100), Currency: "USD", Source: "api"})
-	}
+	offers := bench100kOffers()
 	for _, tc := range []struct {
 		name string
 		job  Job
@@ -42,4 +33,20 @@ func BenchmarkRecommend100k(b *testing.B) {
 			}
 		})
 	}
+}
+
+// bench100kOffers is the benchmarks' catalogue: 100k on-demand offers spread across the
+// GPU catalog's models and 1-8 GPU counts, over 15 providers and 40 regions.
+func bench100kOffers() []pricing.Offer {
+	gpus := pricing.GPUs()
+	counts := []float64{1, 2, 4, 8}
+	offers := make([]pricing.Offer, 0, 100_000)
+	for i := range 100_000 {
+		g := gpus[i%len(gpus)]
+		c := counts[(i/len(gpus))%len(counts)]
+		offers = append(offers, pricing.Offer{Provider: fmt.Sprintf("p%d", i%15), Region: fmt.Sprintf("r%d", i%40), InstanceType: fmt.Sprintf("t%d", i),
+			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, RAMGiB: 64 * c, Purchase: pricing.OnDemand,
+			PriceUSDHr: c * (0.5 + float64(i%997)/100), Currency: "USD", Source: "api"})
+	}
+	return offers
 }

@@ -1,10 +1,7 @@
 package fit
 
 import (
-	"fmt"
 	"testing"
-
-	"github.com/pickergpu/picker/pricing"
 )
 
 // BenchmarkRecommend100kRankJob is BenchmarkRecommend100k with --rank job: every one of
@@ -15,16 +12,7 @@ func BenchmarkRecommend100kRankJob(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gpus := pricing.GPUs()
-	counts := []float64{1, 2, 4, 8}
-	offers := make([]pricing.Offer, 0, 100_000)
-	for i := range 100_000 {
-		g := gpus[i%len(gpus)]
-		c := counts[(i/len(gpus))%len(counts)]
-		offers = append(offers, pricing.Offer{Provider: fmt.Sprintf("p%d", i%15), Region: fmt.Sprintf("r%d", i%40), InstanceType: fmt.Sprintf("t%d", i),
-			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, RAMGiB: 64 * c, Purchase: pricing.OnDemand,
-			PriceUSDHr: c * (0.5 + float64(i%997)/100), Currency: "USD", Source: "api"})
-	}
+	offers := bench100kOffers()
 	in := RecommendInput{Model: m, Job: Job{Task: TaskLoRA, Batch: 4, SeqLen: 2048}, Offers: offers, HeadroomPct: 5, Tokens: 1e9, Rank: "job"}
 	for b.Loop() {
 		if _, err := Recommend(in); err != nil {
