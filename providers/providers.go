@@ -39,6 +39,22 @@ type Provider interface {
 	Fetch(ctx context.Context) (*Snapshot, error)
 }
 
+// Streamer is a Provider that can hand its offers over part by part (one region each,
+// for instance) as each part completes, so that neither the adapter nor the refresh
+// holds every offer of a large provider at once (issue 17: a 90k-offer AWS refresh in
+// under 100 MiB).
+//
+// Contract, in addition to Provider's: Stream calls emit once per completed part, never
+// concurrently, with offers that have passed Finalize; no Key repeats within or across
+// parts. It returns the rest of what Fetch's Snapshot says (Regions, Failed, Warnings)
+// with Offers nil. An error from emit stops the stream and Stream returns it (wrapped).
+// A stream that emitted nothing is "no prices found", a failure as for Fetch. Fetch
+// stays available and returns the same offers in one Snapshot.
+type Streamer interface {
+	Provider
+	Stream(ctx context.Context, emit func(offers []pricing.Offer) error) (*Snapshot, error)
+}
+
 // Snapshot is one fetch's result.
 type Snapshot struct {
 	Offers []pricing.Offer
