@@ -83,18 +83,27 @@ func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
 		ctx, cancel = context.WithTimeout(ctx, job.Timeout)
 		defer cancel()
 	}
-	snap, err := job.Provider.Fetch(ctx)
-	in, err := prepare(job.Name, snap, err, &res, job.Redact)
+	var wr store.WriteResult
+	var err error
+	if sp, ss, ok := streaming(job.Provider, st); ok {
+		wr, err = runStream(ctx, ss, sp, job, &res, started, now)
+	} else {
+		var snap *providers.Snapshot
+		snap, err = job.Provider.Fetch(ctx)
+		var in store.WriteInput
+		in, err = prepare(job.Name, snap, snapOffers(snap), err, &res, job.Redact)
+		if err == nil {
+			in.Offers = snap.Offers
+			in.Started, in.Finished = started, now().UTC()
+			wr, err = st.WriteSnapshot(ctx, job.Name, in)
+			err = storeError(job.Name, err)
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", err, ctx.Err())
 		}
 		return fail(err)
-	}
-	in.Started, in.Finished = started, now().UTC()
-	wr, err := st.WriteSnapshot(ctx, job.Name, in)
-	if err != nil {
-		return fail(fmt.Errorf("%s: store: %w", job.Name, err))
 	}
 	res.OffersSeen = wr.Seen
 	res.PricesChanged = wr.PricesChanged()
@@ -103,11 +112,64 @@ func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
 	return res
 }
 
-// prepare checks one provider's fetch and turns it into the store write that records
-// it, noting failed parts and warnings in res. A refresh and the first-run seed both
-// go through it, so the snapshot lands in the store exactly as a fetch would.
-func prepare(name string, snap *providers.Snapshot, err error, res *Result, redact func(error) error) (store.WriteInput, error) {
-	if err == nil && (snap == nil || len(snap.Offers) == 0) {
+// Spooler is a Store that writes a streamed refresh (store.Store is one): the parts go
+// to a spool as they arrive, and only the final write takes the store's write lock.
+type Spooler interface {
+	NewSpool(provider string) (*store.Spool, error)
+	WriteSpool(ctx context.Context, provider string, sp *store.Spool, in store.WriteInput) (store.WriteResult, error)
+}
+
+// streaming reports whether the refresh streams: the provider hands its offers over
+// part by part and the store can spool them.
+func streaming(p providers.Provider, st Store) (providers.Streamer, Spooler, bool) {
+	sp, ok := p.(providers.Streamer)
+	if !ok {
+		return nil, nil, false
+	}
+	ss, ok := st.(Spooler)
+	return sp, ss, ok
+}
+
+// runStream is Run's fetch and write for a Streamer: each part is spooled as it
+// arrives, without the write lock (a real AWS fetch takes minutes while the daemon's
+// other providers write), and the spool is written in one transaction at the end. A
+// stream that fails midway writes nothing.
+func runStream(ctx context.Context, ss Spooler, sp providers.Streamer, job Job, res *Result, started time.Time, now func() time.Time) (store.WriteResult, error) {
+	spool, err := ss.NewSpool(job.Name)
+	if err != nil {
+		return store.WriteResult{}, storeError(job.Name, err)
+	}
+	defer spool.Close()
+	snap, err := sp.Stream(ctx, spool.Add)
+	in, err := prepare(job.Name, snap, spool.Len(), err, res, job.Redact)
+	if err != nil {
+		return store.WriteResult{}, err
+	}
+	in.Started, in.Finished = started, now().UTC()
+	wr, err := ss.WriteSpool(ctx, job.Name, spool, in)
+	return wr, storeError(job.Name, err)
+}
+
+func storeError(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: store: %w", name, err)
+}
+
+func snapOffers(snap *providers.Snapshot) int {
+	if snap == nil {
+		return 0
+	}
+	return len(snap.Offers)
+}
+
+// prepare checks one provider's fetch (which delivered n offers, in snap.Offers or
+// streamed) and turns it into the store write that records it, without the offers,
+// noting failed parts and warnings in res. A refresh and the first-run seed both go
+// through it, so the snapshot lands in the store exactly as a fetch would.
+func prepare(name string, snap *providers.Snapshot, n int, err error, res *Result, redact func(error) error) (store.WriteInput, error) {
+	if err == nil && (snap == nil || n == 0) {
 		err = fmt.Errorf("%s: no offers returned (an empty result is a failure)", name)
 	}
 	if err != nil {
@@ -123,7 +185,7 @@ func prepare(name string, snap *providers.Snapshot, err error, res *Result, reda
 		}
 	}
 	res.Warnings = snap.Warnings
-	return store.WriteInput{Offers: snap.Offers, Regions: snap.Regions}, nil
+	return store.WriteInput{Regions: snap.Regions}, nil
 }
 
 // RunAll refreshes jobs concurrently, at most parallel at a time, calling onDone (if

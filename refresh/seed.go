@@ -72,10 +72,11 @@ func EnsureSeeded(ctx context.Context, st SeedStore, src providers.Provider) (Se
 				newest = o.ObservedAt
 			}
 		}
-		in, err := prepare(p, &providers.Snapshot{Offers: byProvider[p]}, nil, &Result{}, nil)
+		in, err := prepare(p, &providers.Snapshot{Offers: byProvider[p]}, len(byProvider[p]), nil, &Result{}, nil)
 		if err != nil {
 			return SeedResult{}, err
 		}
+		in.Offers = byProvider[p]
 		in.Started, in.Finished = newest, newest
 		writes = append(writes, store.ProviderWrite{Provider: p, Input: in})
 		res.Providers = append(res.Providers, ProviderSeed{Provider: p, Offers: len(byProvider[p]), Date: newest})

@@ -3,12 +3,15 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // WriteInput is one successful refresh of a provider.
@@ -78,24 +81,33 @@ func (s *Store) WriteSnapshot(ctx context.Context, provider string, snap WriteIn
 // that a crash during the first run cannot leave a half-seeded database that looks
 // seeded.
 func (s *Store) WriteSnapshots(ctx context.Context, writes []ProviderWrite) ([]WriteResult, error) {
-	res, _, err := s.writeSnapshots(ctx, writes, false)
+	res, _, err := s.writeSnapshots(ctx, sources(writes), false)
 	return res, err
+}
+
+// sources are the writes' offers as offerSources.
+func sources(writes []ProviderWrite) []providerSource {
+	out := make([]providerSource, len(writes))
+	for i, w := range writes {
+		out[i] = providerSource{w.Provider, sliceSource(w.Input.Offers), w.Input}
+	}
+	return out
 }
 
 // WriteSnapshotsIfEmpty is WriteSnapshots on an empty database only (no offers and no
 // runs), checked inside the same write transaction, so two processes starting on a
 // fresh database seed it once. wrote is false when the database was not empty.
 func (s *Store) WriteSnapshotsIfEmpty(ctx context.Context, writes []ProviderWrite) (res []WriteResult, wrote bool, err error) {
-	return s.writeSnapshots(ctx, writes, true)
+	return s.writeSnapshots(ctx, sources(writes), true)
 }
 
-func (s *Store) writeSnapshots(ctx context.Context, writes []ProviderWrite, onlyIfEmpty bool) ([]WriteResult, bool, error) {
+func (s *Store) writeSnapshots(ctx context.Context, writes []providerSource, onlyIfEmpty bool) ([]WriteResult, bool, error) {
 	for _, w := range writes {
-		if w.Provider == "" {
+		if w.provider == "" {
 			return nil, false, pricing.Errorf(pricing.Invalid, "write snapshot: provider name is empty")
 		}
-		if len(w.Input.Offers) == 0 {
-			return nil, false, pricing.Errorf(pricing.Invalid, "write %s snapshot: no offers (refusing to close every offer of the provider)", w.Provider)
+		if w.src.count() == 0 {
+			return nil, false, pricing.Errorf(pricing.Invalid, "write %s snapshot: no offers (refusing to close every offer of the provider)", w.provider)
 		}
 	}
 	tx, release, err := s.beginWrite(ctx, "begin write")
@@ -142,7 +154,7 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []ProviderWrite, only
 	defer st.close()
 	results := make([]WriteResult, 0, len(writes))
 	for _, w := range writes {
-		r, err := s.writeOne(ctx, tx, st, w.Provider, w.Input)
+		r, err := s.writeOne(ctx, tx, st, w)
 		if err != nil {
 			return nil, false, err
 		}
@@ -166,10 +178,10 @@ const (
 	defaultCacheKiB  = 2000
 )
 
-func writeOffers(writes []ProviderWrite) int {
+func writeOffers(writes []providerSource) int {
 	n := 0
 	for _, w := range writes {
-		n += len(w.Input.Offers)
+		n += w.src.count()
 	}
 	return n
 }
@@ -258,11 +270,6 @@ func (st *writeStmts) close() {
 	}
 }
 
-// listedNew stands in stored for every offer a write inserts: one shared value instead
-// of one allocation per new offer (90k of them, 9 MB, on a first refresh; issue 17).
-// Only its seen flag is ever read.
-var listedNew = &storedOffer{seen: true}
-
 type storedOffer struct {
 	id       int64
 	region   string
@@ -290,8 +297,9 @@ type regionListing struct {
 // same price, whatever float noise a conversion added.
 func priceKey(p float64) int64 { return int64(math.Round(p * 1e6)) }
 
-func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provider string, in WriteInput) (WriteResult, error) {
-	res := WriteResult{Provider: provider, Seen: len(in.Offers)}
+func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w providerSource) (WriteResult, error) {
+	provider, in := w.provider, w.in
+	res := WriteResult{Provider: provider, Seen: w.src.count()}
 	finished := in.Finished
 	if finished.IsZero() {
 		finished = time.Now()
@@ -306,24 +314,26 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 	if err != nil {
 		return res, err
 	}
-	listed, err := s.prepareSeen(ctx, tx, provider, in, at, stored)
+	listed, err := s.prepareSeen(ctx, tx, provider, in.Regions, w.src.listings(), at, stored)
 	if err != nil {
 		return res, err
 	}
 
-	for i, o := range in.Offers {
+	i := 0
+	err = w.src.each(ctx, func(o *pricing.Offer) error {
 		if i%512 == 0 {
 			if err := ctx.Err(); err != nil {
-				return res, s.dbError("write "+provider+" snapshot", err)
+				return s.dbError("write "+provider+" snapshot", err)
 			}
 		}
+		i++
 		// Checked here, not up front, so a bad offer mid-batch exercises the
 		// rollback the tests rely on.
 		if o.Provider != provider {
-			return res, pricing.Errorf(pricing.Invalid, "write %s snapshot: offer %s belongs to provider %q", provider, o.Key(), o.Provider)
+			return pricing.Errorf(pricing.Invalid, "write %s snapshot: offer %s belongs to provider %q", provider, o.Key(), o.Provider)
 		}
 		if err := o.Validate(); err != nil {
-			return res, pricing.Errorf(pricing.Invalid, "write %s snapshot: %w", provider, err)
+			return pricing.Errorf(pricing.Invalid, "write %s snapshot: %w", provider, err)
 		}
 		observed := at
 		if !o.ObservedAt.IsZero() {
@@ -332,22 +342,26 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		k := o.Key()
 		so := stored[k]
 		if so != nil && so.seen {
-			return res, pricing.Errorf(pricing.Invalid, "write %s snapshot: offer %s listed twice", provider, k)
+			return listedTwice(provider, k)
 		}
-		shape, err := st.shapeID(ctx, tx, &o)
+		shape, err := st.shapeID(ctx, tx, o)
 		if err != nil {
-			return res, s.dbError("write "+provider+" offer "+k.String(), err)
+			return s.dbError("write "+provider+" offer "+k.String(), err)
 		}
 		facts := []any{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, shape}
 		switch {
 		case so == nil:
+			// A new offer is not remembered (90k keys on a first refresh, issue 17): a
+			// second listing of it fails the offers table's UNIQUE key instead.
 			var id int64
 			err = st.insertOffer.QueryRowContext(ctx, o.Provider, o.Region, o.Zone, o.InstanceType, string(o.Purchase),
 				o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, o.PriceUSDHr, observed, shape).Scan(&id)
+			if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+				return listedTwice(provider, k)
+			}
 			if err == nil {
 				_, err = st.openPrice.ExecContext(ctx, id, o.PriceUSDHr, observed)
 			}
-			stored[k] = listedNew // only the "listed twice" check reads it again
 			res.New++
 		case !so.price.Valid:
 			_, err = st.openPrice.ExecContext(ctx, so.id, o.PriceUSDHr, observed)
@@ -377,11 +391,15 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 			res.Unchanged++
 		}
 		if err != nil {
-			return res, s.dbError("write "+provider+" offer "+k.String(), err)
+			return s.dbError("write "+provider+" offer "+k.String(), err)
 		}
 		if so != nil {
 			so.seen = true
 		}
+		return nil
+	})
+	if err != nil {
+		return res, err
 	}
 
 	for k, so := range stored {
@@ -419,6 +437,11 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, provid
 		return res, s.dbError("record "+provider+" refresh", err)
 	}
 	return res, nil
+}
+
+// listedTwice is the error of a snapshot that lists an offer twice.
+func listedTwice(provider string, k pricing.Key) error {
+	return pricing.Errorf(pricing.Invalid, "write %s snapshot: offer %s listed twice", provider, k)
 }
 
 // readStored reads what the store holds of provider's offers, current or closed.
@@ -467,26 +490,16 @@ func refreshCheapest(ctx context.Context, tx *sql.Tx, provider string) error {
 }
 
 // prepareSeen decides, per region the snapshot lists, whether the seen table can carry
-// its observed time (see 0003_shapes.sql): the snapshot covers the region and observed
-// every offer it lists there at one time, no earlier than the region's seen row. Where
-// it cannot but a seen row exists, that row's time is first written into the region's
-// current offers and the row dropped, so an offer's observed time stays exactly the
-// newest time it was listed at.
-func (s *Store) prepareSeen(ctx context.Context, tx *sql.Tx, provider string, in WriteInput, at int64, stored map[pricing.Key]*storedOffer) (map[string]regionListing, error) {
-	listed := map[string]regionListing{}
-	for _, o := range in.Offers {
-		observed := at
-		if !o.ObservedAt.IsZero() {
-			observed = unix(o.ObservedAt)
-		}
-		l, ok := listed[o.Region]
-		switch {
-		case !ok:
-			l = regionListing{observed: observed, uniform: in.Regions == nil || slices.Contains(in.Regions, o.Region)}
-		case l.observed != observed:
-			l.uniform = false
-		}
-		listed[o.Region] = l
+// its observed time (see 0003_shapes.sql): the snapshot covers the region (regions, nil
+// for all) and observed every offer it lists there at one time, no earlier than the
+// region's seen row. Where it cannot but a seen row exists, that row's time is first
+// written into the region's current offers and the row dropped, so an offer's observed
+// time stays exactly the newest time it was listed at.
+func (s *Store) prepareSeen(ctx context.Context, tx *sql.Tx, provider string, regions []string, obs map[string]*obsListing, at int64, stored map[pricing.Key]*storedOffer) (map[string]regionListing, error) {
+	listed := make(map[string]regionListing, len(obs))
+	for region, o := range obs {
+		observed, uniform := o.resolve(at)
+		listed[region] = regionListing{observed: observed, uniform: uniform && (regions == nil || slices.Contains(regions, region))}
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT region, last_seen FROM seen WHERE provider = ?`, provider)
 	if err != nil {
@@ -593,4 +606,13 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int64, error) {
 		return 0, s.dbError("prune", err)
 	}
 	return n, nil
+}
+
+// sqliteExtCode returns the extended SQLite result code in err's chain, 0 when none.
+func sqliteExtCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
 }
