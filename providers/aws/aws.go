@@ -16,6 +16,7 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -215,27 +216,48 @@ var sdkLogger = logging.LoggerFunc(func(c logging.Classification, format string,
 	slog.Debug("aws sdk: "+fmt.Sprintf(format, v...), "classification", string(c))
 })
 
-// onDemandOffer is an on-demand offer while its region waits for the others: the rest
-// of its pricing.Offer is the region's, the same for all (72 bytes instead of 200).
-type onDemandOffer struct {
-	typ   string
-	price float64
-	facts gpuFacts
-}
-
 // regionResult is what one region's calls produced.
 type regionResult struct {
 	region string
-	onDem  []onDemandOffer
+	onDem  []pricing.Offer
 	spot   []spotRecord
-	// regionFacts is the region's GPU facts until Fetch merges them into sharedFacts.
+	// regionFacts is the region's GPU facts until Stream merges them into sharedFacts.
 	regionFacts map[string]gpuFacts
 	warn        []string
 	err         error
 }
 
-// Fetch prices every configured region; see the package comment.
+// Fetch prices every configured region (see the package comment): Stream's parts in
+// one Snapshot, each region's on-demand offers followed by its spot offers, regions in
+// configured order.
 func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
+	parts := map[string][]pricing.Offer{}
+	snap, err := p.Stream(ctx, func(offers []pricing.Offer) error {
+		parts[offers[0].Region] = append(parts[offers[0].Region], offers...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, offers := range parts {
+		n += len(offers)
+	}
+	snap.Offers = make([]pricing.Offer, 0, n)
+	for _, region := range p.regions {
+		snap.Offers = append(snap.Offers, parts[region]...)
+		delete(parts, region)
+	}
+	return snap, nil
+}
+
+// Stream prices every configured region and emits each region's on-demand offers as
+// soon as the region's calls complete, so at most a few regions' offers (those being
+// fetched) are held at once (issue 17). Spot records are placed by their zone, over
+// every successful call (with one endpoint for all regions a record may belong to
+// another region than the call's), so each region's spot offers are emitted at the
+// end, one part per region, from the cheapest record per type kept meanwhile.
+func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error) (*providers.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("aws: %w", err)
 	}
@@ -245,31 +267,175 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	}
 	now := p.opts.now().UTC()
 	pc := awspricing.NewFromConfig(awsCfg)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 
-	results := make([]regionResult, len(p.regions))
+	st := &streamState{
+		emit: emit, regions: p.regions, failed: map[string]error{}, ok: map[string]bool{},
+		emitted: map[string]bool{}, best: map[regionType]spotRecord{},
+		warn: make([][]string, len(p.regions)), finalWarn: make([][]string, len(p.regions)),
+	}
 	facts := &sharedFacts{m: map[string]rankedFacts{}}
 	var g errgroup.Group
 	g.SetLimit(concurrency)
 	for i, region := range p.regions {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
-				results[i] = regionResult{region: region, err: err}
 				return nil
 			}
 			ec := ec2.NewFromConfig(awsCfg, func(o *ec2.Options) { o.Region = region })
-			results[i] = p.fetchRegion(ctx, pc, ec, region, now)
-			if results[i].err == nil {
-				facts.merge(i, results[i].regionFacts)
+			r := p.fetchRegion(ctx, pc, ec, region, now)
+			if r.err == nil {
+				facts.merge(i, r.regionFacts)
+				r.regionFacts = nil
 			}
-			results[i].regionFacts = nil
+			if err := st.regionDone(i, r); err != nil {
+				cancel(err)
+			}
 			return nil
 		})
 	}
 	_ = g.Wait() // a region's failure is in its result, never a group error
-	if err := ctx.Err(); err != nil {
+	if err := context.Cause(ctx); err != nil {
+		if st.emitErr != nil {
+			return nil, fmt.Errorf("aws: %w", st.emitErr)
+		}
 		return nil, fmt.Errorf("aws: %w", err)
 	}
-	return p.assemble(results, facts.m, now)
+	if err := st.emitSpot(facts.m, now); err != nil {
+		return nil, fmt.Errorf("aws: %w", err)
+	}
+	return st.snapshot()
+}
+
+// regionType keys a spot price.
+type regionType struct{ region, typ string }
+
+// streamState is a Stream's bookkeeping; regionDone is called by the region workers,
+// one at a time (it holds mu while emitting, so emit is never called concurrently).
+type streamState struct {
+	mu        sync.Mutex
+	emit      func([]pricing.Offer) error
+	emitErr   error
+	regions   []string
+	failed    map[string]error
+	ok        map[string]bool // regions whose calls succeeded
+	emitted   map[string]bool // regions with offers emitted
+	best      map[regionType]spotRecord
+	warn      [][]string // per region index: the region's own warnings
+	finalWarn [][]string // per region index: Finalize's
+}
+
+func (st *streamState) regionDone(i int, r regionResult) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.emitErr != nil {
+		return st.emitErr
+	}
+	if r.err != nil {
+		st.failed[r.region] = fmt.Errorf("aws: %s: %w", r.region, r.err)
+		return nil
+	}
+	st.ok[r.region] = true
+	st.warn[i] = r.warn
+	// Cheapest zone per (region, instance type), over every successful call: with one
+	// endpoint for all regions, a record is placed by its zone, not by which call saw it.
+	for _, s := range r.spot {
+		region := regionOfZone(s.zone, st.regions)
+		if region == "" {
+			continue
+		}
+		k := regionType{region, s.instanceType}
+		if b, seen := st.best[k]; !seen || s.price < b.price || (s.price == b.price && s.zone < b.zone) {
+			st.best[k] = s
+		}
+	}
+	valid, warn := providers.Finalize(Name, r.onDem)
+	st.finalWarn[i] = warn
+	if len(valid) == 0 {
+		return nil
+	}
+	if err := st.emit(valid); err != nil {
+		st.emitErr = err
+		return err
+	}
+	st.emitted[r.region] = true
+	return nil
+}
+
+// emitSpot emits each successful region's spot offers, the cheapest zone per type,
+// for the types whose GPU facts some region gave.
+func (st *streamState) emitSpot(allFacts map[string]rankedFacts, now time.Time) error {
+	keys := make([]regionType, 0, len(st.best))
+	for k := range st.best {
+		if st.ok[k.region] {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b regionType) int {
+		return cmp.Or(strings.Compare(a.region, b.region), strings.Compare(a.typ, b.typ))
+	})
+	byRegion := map[string][]pricing.Offer{}
+	for _, k := range keys {
+		s := st.best[k]
+		f, known := allFacts[k.typ]
+		if !known {
+			continue
+		}
+		o := f.offer(k.region, k.typ, pricing.Spot, s.price, now)
+		o.Zone = s.zone
+		byRegion[k.region] = append(byRegion[k.region], o)
+	}
+	st.best = nil
+	for i, region := range st.regions {
+		offers := byRegion[region]
+		if len(offers) == 0 {
+			continue
+		}
+		valid, warn := providers.Finalize(Name, offers)
+		st.finalWarn[i] = append(st.finalWarn[i], warn...)
+		if len(valid) == 0 {
+			continue
+		}
+		if err := st.emit(valid); err != nil {
+			return err
+		}
+		st.emitted[region] = true
+	}
+	return nil
+}
+
+// snapshot is the Stream's result: covered regions (those that emitted offers) in
+// configured order, failed ones, warnings; or "no prices found" when nothing was emitted.
+func (st *streamState) snapshot() (*providers.Snapshot, error) {
+	snap := &providers.Snapshot{Failed: st.failed}
+	for _, w := range st.warn {
+		snap.Warnings = append(snap.Warnings, w...)
+	}
+	for _, w := range st.finalWarn {
+		snap.Warnings = append(snap.Warnings, w...)
+	}
+	for _, region := range st.regions {
+		switch {
+		case st.emitted[region]:
+			snap.Regions = append(snap.Regions, region)
+		case st.ok[region]:
+			snap.Failed[region] = pricing.Errorf(pricing.Unavailable, "aws: %s: no GPU prices found", region)
+		}
+	}
+	if len(snap.Regions) == 0 {
+		errs := make([]error, 0, len(snap.Failed))
+		for _, r := range st.regions {
+			if e := snap.Failed[r]; e != nil {
+				errs = append(errs, e)
+			}
+		}
+		return nil, pricing.Errorf(pricing.Unavailable, "aws: no prices found: %w", errors.Join(errs...))
+	}
+	if len(snap.Failed) == 0 {
+		snap.Failed = nil
+	}
+	return snap, nil
 }
 
 // sharedFacts is the GPU facts of every successful region's instance types, merged as
@@ -313,11 +479,7 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 		res.err = fmt.Errorf("get products: %w", err)
 		return res
 	}
-	res.onDem = make([]onDemandOffer, len(ing.offers))
-	for i, o := range ing.offers {
-		res.onDem[i] = onDemandOffer{typ: o.InstanceType, price: o.PriceUSDHr, facts: gpuFacts{
-			model: o.GPUModel, count: o.GPUCount, memGiB: o.GPUMemGiB, vcpus: o.VCPUs, ramGiB: o.RAMGiB}}
-	}
+	res.onDem = ing.offers
 	res.warn = append(res.warn, ing.warnings()...)
 
 	types := make([]string, 0, len(facts))
@@ -332,104 +494,6 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 	}
 	res.spot = spot
 	return res
-}
-
-// assemble joins the regions' results: on-demand offers of the regions that succeeded,
-// and spot offers attributed to regions by their availability zone.
-func (p *Provider) assemble(results []regionResult, allFacts map[string]rankedFacts, now time.Time) (*providers.Snapshot, error) {
-	snap := &providers.Snapshot{Failed: map[string]error{}}
-	ok := map[string]bool{}
-	for _, r := range results {
-		if r.err != nil {
-			snap.Failed[r.region] = fmt.Errorf("aws: %s: %w", r.region, r.err)
-			continue
-		}
-		ok[r.region] = true
-	}
-	// Cheapest zone per (region, instance type), over every successful call: with one
-	// endpoint for all regions, a record is placed by its zone, not by which call saw it.
-	type rk struct{ region, typ string }
-	best := map[rk]spotRecord{}
-	for _, r := range results {
-		if r.err != nil {
-			continue
-		}
-		for _, s := range r.spot {
-			region := regionOfZone(s.zone, p.regions)
-			if region == "" || !ok[region] {
-				continue
-			}
-			k := rk{region, s.instanceType}
-			if b, seen := best[k]; !seen || s.price < b.price || (s.price == b.price && s.zone < b.zone) {
-				best[k] = s
-			}
-		}
-	}
-	// Regions hold their on-demand offers compact until here; each region's are made
-	// whole only while it is finalized, so a 90k-offer refresh holds one full copy of
-	// its offers, in snap.Offers (issue 17's peak-RSS bound).
-	onDem := map[string][]onDemandOffer{}
-	perRegion := map[string][]pricing.Offer{} // spot offers
-	total := 0
-	for i := range results {
-		r := &results[i]
-		if r.err == nil {
-			onDem[r.region] = append(onDem[r.region], r.onDem...)
-			r.onDem = nil
-			total += len(onDem[r.region])
-			snap.Warnings = append(snap.Warnings, r.warn...)
-		}
-	}
-	total += len(best)
-	keys := make([]rk, 0, len(best))
-	for k := range best {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b rk) int { return strings.Compare(a.region+"/"+a.typ, b.region+"/"+b.typ) })
-	for _, k := range keys {
-		s := best[k]
-		f, known := allFacts[k.typ]
-		if !known {
-			continue
-		}
-		o := f.offer(k.region, k.typ, pricing.Spot, s.price, now)
-		o.Zone = s.zone
-		perRegion[k.region] = append(perRegion[k.region], o)
-	}
-	// Sized once: growing by doubling would hold up to three copies of the offers at once.
-	snap.Offers = make([]pricing.Offer, 0, total)
-	for _, region := range p.regions {
-		if !ok[region] {
-			continue
-		}
-		offers := make([]pricing.Offer, 0, len(onDem[region])+len(perRegion[region]))
-		for _, c := range onDem[region] {
-			offers = append(offers, c.facts.offer(region, c.typ, pricing.OnDemand, c.price, now))
-		}
-		offers = append(offers, perRegion[region]...)
-		delete(onDem, region)
-		valid, warn := providers.Finalize(Name, offers)
-		snap.Warnings = append(snap.Warnings, warn...)
-		if len(valid) == 0 {
-			snap.Failed[region] = pricing.Errorf(pricing.Unavailable, "aws: %s: no GPU prices found", region)
-			continue
-		}
-		snap.Regions = append(snap.Regions, region)
-		snap.Offers = append(snap.Offers, valid...)
-	}
-	if len(snap.Offers) == 0 {
-		errs := make([]error, 0, len(snap.Failed))
-		for _, r := range p.regions {
-			if e := snap.Failed[r]; e != nil {
-				errs = append(errs, e)
-			}
-		}
-		return nil, pricing.Errorf(pricing.Unavailable, "aws: no prices found: %w", errors.Join(errs...))
-	}
-	if len(snap.Failed) == 0 {
-		snap.Failed = nil
-	}
-	return snap, nil
 }
 
 // regionOfZone maps an availability zone (us-east-1a, or a Local Zone such as
@@ -450,3 +514,5 @@ func regionOfZone(zone string, regions []string) string {
 	}
 	return best
 }
+
+var _ providers.Streamer = (*Provider)(nil)
