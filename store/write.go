@@ -318,6 +318,10 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 	if err != nil {
 		return res, err
 	}
+	rebuild, err := dropForBulk(ctx, tx, w.src.count()-len(stored))
+	if err != nil {
+		return res, s.dbError("write "+provider+" snapshot: drop indexes", err)
+	}
 
 	i := 0
 	err = w.src.each(ctx, func(o *pricing.Offer) error {
@@ -417,6 +421,9 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		res.Closed++
 	}
 
+	if err := rebuild(); err != nil {
+		return res, s.dbError("write "+provider+" snapshot: rebuild indexes", err)
+	}
 	if err := refreshCheapest(ctx, tx, provider); err != nil {
 		return res, s.dbError("record "+provider+" cheapest offers", err)
 	}
