@@ -276,6 +276,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 		warn: make([][]string, len(p.regions)), finalWarn: make([][]string, len(p.regions)),
 	}
 	facts := &sharedFacts{m: map[string]rankedFacts{}}
+	cache := newFactsCache()
 	var g errgroup.Group
 	g.SetLimit(concurrency)
 	for i, region := range p.regions {
@@ -284,7 +285,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 				return nil
 			}
 			ec := ec2.NewFromConfig(awsCfg, func(o *ec2.Options) { o.Region = region })
-			r := p.fetchRegion(ctx, pc, ec, region, now)
+			r := p.fetchRegion(ctx, pc, ec, region, now, cache)
 			if r.err == nil {
 				facts.merge(i, r.regionFacts)
 				r.regionFacts = nil
@@ -464,11 +465,11 @@ func (s *sharedFacts) merge(region int, facts map[string]gpuFacts) {
 	}
 }
 
-func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API, region string, now time.Time) regionResult {
+func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API, region string, now time.Time, cache *factsCache) regionResult {
 	res := regionResult{region: region}
-	facts, warn, err := describeGPUInstanceTypes(ctx, ec)
+	facts, warn, err := describeGPUInstanceTypes(ctx, ec, cache)
 	if err != nil {
-		res.err = fmt.Errorf("describe instance types: %w", err)
+		res.err = err
 		return res
 	}
 	res.regionFacts = facts

@@ -112,12 +112,17 @@ func TestFetchEndToEnd(t *testing.T) {
 		n           int
 	}{
 		{"GetProducts", "us-east-1", 3}, {"GetProducts", "us-west-2", 1},
-		{"DescribeInstanceTypes", "us-east-1", 2}, {"DescribeInstanceTypes", "us-west-2", 2},
+		{"DescribeInstanceTypeOfferings", "us-east-1", 2}, {"DescribeInstanceTypeOfferings", "us-west-2", 2},
 		{"DescribeSpotPriceHistory", "us-east-1", 2}, {"DescribeSpotPriceHistory", "us-west-2", 2},
 	} {
 		if got := fake.count(c.api, c.region); got != c.n {
 			t.Errorf("%s %s: %d calls; want %d (one per page)", c.api, c.region, got, c.n)
 		}
+	}
+	// The fixtures' 10 types, 4 to a page, are described by one region or, when both
+	// ask before either has finished, by each: 3 pages a region that asks.
+	if got := fake.count("DescribeInstanceTypes", "us-east-1") + fake.count("DescribeInstanceTypes", "us-west-2"); got != 3 && got != 6 {
+		t.Errorf("DescribeInstanceTypes: %d calls in all; want 3 (one region described every type) or 6 (both did, concurrently)", got)
 	}
 	if !slices.ContainsFunc(snap.Warnings, func(w string) bool { return strings.Contains(w, "p5en.48xlarge") && strings.Contains(w, "H200") }) {
 		t.Errorf("warnings %q; want one naming the p5en override", snap.Warnings)
@@ -248,8 +253,8 @@ func TestTruncatedBodyRetried(t *testing.T) {
 		switch api {
 		case "GetProducts":
 			full = fake.products["us-east-1"][0]
-		case "DescribeInstanceTypes":
-			full = fake.itPages[0]
+		case "DescribeSpotPriceHistory":
+			full = fake.spotPages[0]
 		default:
 			return false
 		}
@@ -265,6 +270,9 @@ func TestTruncatedBodyRetried(t *testing.T) {
 	}
 	if len(snap.Offers) != 15 {
 		t.Errorf("%d offers; want 15", len(snap.Offers))
+	}
+	if n := fake.count("DescribeSpotPriceHistory", "us-east-1"); n != 3 {
+		t.Errorf("DescribeSpotPriceHistory us-east-1: %d calls; want 3 (truncated page retried)", n)
 	}
 	if n := fake.count("GetProducts", "us-east-1"); n != 4 {
 		t.Errorf("GetProducts us-east-1: %d calls; want 4 (truncated page retried)", n)

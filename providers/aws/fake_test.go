@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +26,8 @@ import (
 type fakeAWS struct {
 	t         *testing.T
 	products  map[string][][]byte // region -> GetProducts page bodies
-	itPages   [][]byte            // DescribeInstanceTypes pages
+	itItems   map[string]string   // DescribeInstanceTypes items by instance type
+	itTypes   []string            // the fixtures' instance types, in order
 	spotPages [][]byte            // DescribeSpotPriceHistory pages
 
 	// fault, when set, may answer a call instead of the fixtures: it gets the API
@@ -79,17 +81,91 @@ func encodeItems(items []json.RawMessage) []string {
 }
 
 func newFakeAWS(t *testing.T) *fakeAWS {
-	return &fakeAWS{
+	f := &fakeAWS{
 		t: t,
 		products: map[string][][]byte{
 			"us-east-1": productPages(t, "products_us-east-1.json", "us-east-1"),
 			"us-west-2": productPages(t, "products_us-west-2.json", "us-west-2"),
 			"us-east-2": {readFixture(t, "getproducts_us-east-2_page1.json"), readFixture(t, "getproducts_last_page_empty.json")},
 		},
-		itPages:   [][]byte{readFixture(t, "describe_instance_types_page1.xml"), readFixture(t, "describe_instance_types_page2.xml")},
+		itItems:   map[string]string{},
 		spotPages: [][]byte{readFixture(t, "spot_price_history_page1.xml"), readFixture(t, "spot_price_history_page2.xml")},
 		calls:     map[string]int{},
 	}
+	for _, name := range []string{"describe_instance_types_page1.xml", "describe_instance_types_page2.xml"} {
+		for _, it := range topItems(t, string(readFixture(t, name)), "instanceTypeSet") {
+			typ := itemTypeRe.FindStringSubmatch(it)[1]
+			f.itItems[typ] = it
+			f.itTypes = append(f.itTypes, typ)
+		}
+	}
+	return f
+}
+
+var itemTypeRe = regexp.MustCompile(`<instanceType>([^<]*)</instanceType>`)
+
+// topItems splits the <item> elements directly inside <set> (items nest: lists inside
+// an item are <item>s too).
+func topItems(t testing.TB, doc, set string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(doc, "<"+set+">")
+	if !ok {
+		t.Fatalf("no <%s>", set)
+	}
+	var items []string
+	depth, start := 0, -1
+	for i := 0; i < len(rest); {
+		switch {
+		case strings.HasPrefix(rest[i:], "<item>"):
+			if depth == 0 {
+				start = i
+			}
+			depth++
+			i += len("<item>")
+		case strings.HasPrefix(rest[i:], "</item>"):
+			depth--
+			i += len("</item>")
+			if depth == 0 {
+				items = append(items, rest[start:i])
+			}
+		case depth == 0 && strings.HasPrefix(rest[i:], "</"+set+">"):
+			return items
+		default:
+			i++
+		}
+	}
+	return items
+}
+
+// Page sizes of the fake's EC2 listings, small so that every test follows pages.
+const (
+	offeringsPerPage = 6
+	typesPerPage     = 4
+)
+
+// ec2Page answers one page of a listing: items[page*per:…], with a NextToken
+// prefix:page+1 while more remain; ok is false for a bad token.
+func ec2Page(op, set string, items []string, per int, prefix, token string) ([]byte, bool) {
+	page := 0
+	if token != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(token, prefix))
+		if err != nil || !strings.HasPrefix(token, prefix) || n*per >= len(items) {
+			return nil, false
+		}
+		page = n
+	}
+	var sb strings.Builder
+	sb.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<" + op + `Response xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>fake</requestId><` + set + ">")
+	end := min((page+1)*per, len(items))
+	for _, it := range items[page*per : end] {
+		sb.WriteString(it)
+	}
+	sb.WriteString("</" + set + ">")
+	if end < len(items) {
+		fmt.Fprintf(&sb, "<nextToken>%s%d</nextToken>", prefix, page+1)
+	}
+	sb.WriteString("</" + op + "Response>")
+	return []byte(sb.String()), true
 }
 
 func (f *fakeAWS) count(api, region string) int {
@@ -211,18 +287,45 @@ func (f *fakeAWS) serveEC2(w http.ResponseWriter, r *http.Request, region, servi
 		f.t.Errorf("EC2 body %q: %v", b, err)
 	}
 	api := form.Get("Action")
-	var pages [][]byte
+	var body []byte
+	var pageOK bool
 	switch api {
+	case "DescribeInstanceTypeOfferings":
+		if form.Get("LocationType") != "region" || form.Get("Filter.1.Name") != "instance-type" || form.Get("Filter.1.Value.1") != "g*" || form.Get("Filter.1.Value.2") != "p*" {
+			f.t.Errorf("DescribeInstanceTypeOfferings params: %v", form)
+		}
+		items := make([]string, len(f.itTypes))
+		for i, typ := range f.itTypes {
+			items[i] = "<item><instanceType>" + typ + "</instanceType><locationType>region</locationType><location>" + region + "</location></item>"
+		}
+		body, pageOK = ec2Page(api, "instanceTypeOfferingSet", items, offeringsPerPage, "off:", form.Get("NextToken"))
 	case "DescribeInstanceTypes":
-		if form.Get("Filter.1.Name") != "instance-type" || form.Get("Filter.1.Value.1") != "g*" || form.Get("Filter.1.Value.2") != "p*" {
+		// Only named types: the adapter asks for those no region has described yet.
+		var items []string
+		for i := 1; ; i++ {
+			v := form.Get(fmt.Sprintf("Filter.1.Value.%d", i))
+			if v == "" {
+				if i == 1 || i > 101 {
+					f.t.Errorf("DescribeInstanceTypes names %d types; want 1 to 100", i-1)
+				}
+				break
+			}
+			if strings.Contains(v, "*") {
+				f.t.Errorf("DescribeInstanceTypes filter value %q; want instance type names", v)
+			}
+			if it, ok := f.itItems[v]; ok {
+				items = append(items, it)
+			}
+		}
+		if form.Get("Filter.1.Name") != "instance-type" || form.Get("Filter.2.Name") != "" {
 			f.t.Errorf("DescribeInstanceTypes filters: %v", form)
 		}
-		pages = f.itPages
+		body, pageOK = ec2Page(api, "instanceTypeSet", items, typesPerPage, "it:", form.Get("NextToken"))
 	case "DescribeSpotPriceHistory":
 		if form.Get("ProductDescription.1") != "Linux/UNIX" || form.Get("StartTime") == "" || form.Get("InstanceType.1") == "" {
 			f.t.Errorf("DescribeSpotPriceHistory params: %v", form)
 		}
-		pages = f.spotPages
+		body, pageOK = pageFor(f.spotPages, form.Get("NextToken"), xmlTokRe)
 	default:
 		f.t.Errorf("unexpected EC2 action %q", api)
 		http.Error(w, "bad action", http.StatusBadRequest)
@@ -233,8 +336,7 @@ func (f *fakeAWS) serveEC2(w http.ResponseWriter, r *http.Request, region, servi
 	if f.fault != nil && f.fault(w, api, region, n) {
 		return
 	}
-	body, ok := pageFor(pages, form.Get("NextToken"), xmlTokRe)
-	if !ok {
+	if !pageOK {
 		w.WriteHeader(http.StatusBadRequest)
 		io.WriteString(w, `<Response><Errors><Error><Code>InvalidNextToken</Code><Message>bad token</Message></Error></Errors><RequestID>x</RequestID></Response>`)
 		return

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -19,6 +20,7 @@ import (
 // paginators accept fakes.
 type ec2API interface {
 	DescribeInstanceTypes(ctx context.Context, in *ec2.DescribeInstanceTypesInput, optFns ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error)
+	DescribeInstanceTypeOfferings(ctx context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, optFns ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error)
 	DescribeSpotPriceHistory(ctx context.Context, in *ec2.DescribeSpotPriceHistoryInput, optFns ...func(*ec2.Options)) (*ec2.DescribeSpotPriceHistoryOutput, error)
 }
 
@@ -159,40 +161,131 @@ func factsFromEC2(it ec2types.InstanceTypeInfo) (f gpuFacts, warn string, ok boo
 	return f, warn, f.memGiB > 0
 }
 
-// describeGPUInstanceTypes lists the region's g*/p* instance types, every page, and
-// returns the GPU facts of those that have GPUs.
-func describeGPUInstanceTypes(ctx context.Context, c ec2API) (map[string]gpuFacts, []string, error) {
-	in := &ec2.DescribeInstanceTypesInput{
-		MaxResults: awssdk.Int32(100),
-		Filters: []ec2types.Filter{{
-			Name:   awssdk.String("instance-type"),
-			Values: []string{"g*", "p*"},
-		}},
-	}
-	facts := map[string]gpuFacts{}
-	var warns []string
-	pg := ec2.NewDescribeInstanceTypesPaginator(c, in, func(o *ec2.DescribeInstanceTypesPaginatorOptions) { o.StopOnDuplicateToken = true })
-	for pg.HasMorePages() {
-		out, err := pg.NextPage(ctx)
-		if err != nil {
-			return nil, nil, err
+// describeBatch is how many instance types one DescribeInstanceTypes call names in its
+// instance-type filter.
+const describeBatch = 100
+
+// factsCache holds the GPU facts of every instance type one fetch has described. A
+// type's facts are the type's, not the region's (DescribeInstanceTypes describes the
+// type; which regions offer it is DescribeInstanceTypeOfferings' answer), so each type
+// is described once per fetch instead of once per region: at 300 regions the SDK's XML
+// decoding of the same facts again and again was a quarter of a 90k-offer refresh's CPU
+// (issue 17).
+type factsCache struct {
+	mu sync.Mutex
+	m  map[string]cachedFacts
+}
+
+// cachedFacts is one described type: its facts, and whether it has a GPU at all.
+type cachedFacts struct {
+	f  gpuFacts
+	ok bool
+}
+
+func newFactsCache() *factsCache { return &factsCache{m: map[string]cachedFacts{}} }
+
+// missing returns the types not described yet.
+func (c *factsCache) missing(types []string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, t := range types {
+		if _, ok := c.m[t]; !ok {
+			out = append(out, t)
 		}
-		for _, it := range out.InstanceTypes {
-			typ := string(it.InstanceType)
-			if !isGPUType(typ) {
-				continue
+	}
+	return out
+}
+
+func (c *factsCache) put(typ string, cf cachedFacts) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[typ] = cf
+}
+
+// facts returns the GPU facts of those of types that have a GPU.
+func (c *factsCache) facts(types []string) map[string]gpuFacts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]gpuFacts, len(types))
+	for _, t := range types {
+		if cf := c.m[t]; cf.ok {
+			out[t] = cf.f
+		}
+	}
+	return out
+}
+
+// gpuFamilyFilter asks EC2 for the g* and p* families (gr* included); isGPUType
+// checks each answer again.
+func gpuFamilyFilter(values ...string) []ec2types.Filter {
+	return []ec2types.Filter{{Name: awssdk.String("instance-type"), Values: values}}
+}
+
+// describeGPUInstanceTypes returns the GPU facts of the region's g*/p* instance types:
+// the types the region offers (DescribeInstanceTypeOfferings, every page), with facts
+// from cache, describing (DescribeInstanceTypes, named in batches of describeBatch)
+// only the types no region of this fetch has described yet. Warnings come from the
+// region that described the type.
+func describeGPUInstanceTypes(ctx context.Context, c ec2API, cache *factsCache) (map[string]gpuFacts, []string, error) {
+	offered, err := offeredGPUTypes(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	var warns []string
+	unknown := cache.missing(offered)
+	for start := 0; start < len(unknown); start += describeBatch {
+		batch := unknown[start:min(start+describeBatch, len(unknown))]
+		in := &ec2.DescribeInstanceTypesInput{MaxResults: awssdk.Int32(100), Filters: gpuFamilyFilter(batch...)}
+		described := map[string]cachedFacts{}
+		pg := ec2.NewDescribeInstanceTypesPaginator(c, in, func(o *ec2.DescribeInstanceTypesPaginatorOptions) { o.StopOnDuplicateToken = true })
+		for pg.HasMorePages() {
+			out, err := pg.NextPage(ctx)
+			if err != nil {
+				return nil, nil, fmt.Errorf("describe instance types: %w", err)
 			}
-			f, warn, ok := factsFromEC2(it)
-			if warn != "" {
-				warns = append(warns, warn)
+			for _, it := range out.InstanceTypes {
+				typ := string(it.InstanceType)
+				if !isGPUType(typ) {
+					continue
+				}
+				f, warn, ok := factsFromEC2(it)
+				if warn != "" {
+					warns = append(warns, warn)
+				}
+				described[typ] = cachedFacts{f, ok}
 			}
-			if ok {
-				facts[typ] = f
-			}
+		}
+		// A type asked for and not described has no facts (and is not asked again).
+		for _, t := range batch {
+			cache.put(t, described[t])
 		}
 	}
 	slices.Sort(warns)
-	return facts, slices.Compact(warns), nil
+	return cache.facts(offered), slices.Compact(warns), nil
+}
+
+// offeredGPUTypes lists the g*/p* instance types the region offers, sorted.
+func offeredGPUTypes(ctx context.Context, c ec2API) ([]string, error) {
+	in := &ec2.DescribeInstanceTypeOfferingsInput{
+		LocationType: ec2types.LocationTypeRegion,
+		MaxResults:   awssdk.Int32(1000),
+		Filters:      gpuFamilyFilter("g*", "p*"),
+	}
+	seen := map[string]bool{}
+	pg := ec2.NewDescribeInstanceTypeOfferingsPaginator(c, in, func(o *ec2.DescribeInstanceTypeOfferingsPaginatorOptions) { o.StopOnDuplicateToken = true })
+	for pg.HasMorePages() {
+		out, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("describe instance type offerings: %w", err)
+		}
+		for _, o := range out.InstanceTypeOfferings {
+			if t := string(o.InstanceType); isGPUType(t) {
+				seen[t] = true
+			}
+		}
+	}
+	return sortedKeys(seen), nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

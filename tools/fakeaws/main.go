@@ -1,8 +1,9 @@
-// Command fakeaws serves the three AWS calls picker's aws adapter makes, at the scale of
+// Command fakeaws serves the four AWS calls picker's aws adapter makes, at the scale of
 // issue 17's whole-process refresh benchmark (tools/bench-refresh-aws.sh): -regions ×
-// -types GPU instance types, each priced on demand by GetProducts (with one Windows decoy
-// per four Linux rows, as the adapter's BenchmarkRefresh90k stream has) and -spot of them
-// also by DescribeSpotPriceHistory.
+// -types GPU instance types, each offered in every region (DescribeInstanceTypeOfferings),
+// described by DescribeInstanceTypes when named, priced on demand by GetProducts (with
+// one Windows decoy per four Linux rows, as the adapter's BenchmarkRefresh90k stream has)
+// and -spot of them also by DescribeSpotPriceHistory.
 //
 // The wire formats are the adapter's test fake's (providers/aws/fake_test.go), built from
 // the same fixtures (providers/aws/testdata): Pricing over awsJson1_1 with every PriceList
@@ -73,14 +74,15 @@ func TypeName(i int) string { return fmt.Sprintf("g6.%dxlarge", i) }
 
 type server struct {
 	products [][]byte // GetProducts pages for regionPlaceholder
-	itPages  [][]byte // DescribeInstanceTypes pages of 100
-	spotItem string   // one spot record, with %s for zone and type
+	itItem   string   // one DescribeInstanceTypes item, with %s for the type
+	types    int
+	spotItem string // one spot record, with %s for zone and type
 	spot     int
 }
 
 func build(dir string, types, spot int) (*server, error) {
 	read := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name)) }
-	s := &server{spot: spot}
+	s := &server{spot: spot, types: types}
 
 	// GetProducts: the fixture's g6.xlarge Linux item (page 2, item 2), as the adapter's
 	// benchmarks use it, renamed per type; every fifth item a Windows decoy.
@@ -130,19 +132,7 @@ func build(dir string, types, spot int) (*server, error) {
 		return nil, fmt.Errorf("describe_instance_types_page1.xml: %w", err)
 	}
 	typeRe := regexp.MustCompile(`<instanceType>[^<]*</instanceType>`)
-	for start := 0; start < types; start += 100 {
-		var sb strings.Builder
-		sb.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<DescribeInstanceTypesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>fakeaws</requestId><instanceTypeSet>`)
-		for i := start; i < min(start+100, types); i++ {
-			sb.WriteString(typeRe.ReplaceAllLiteralString(item, "<instanceType>"+TypeName(i)+"</instanceType>"))
-		}
-		sb.WriteString("</instanceTypeSet>")
-		if start+100 < types {
-			fmt.Fprintf(&sb, "<nextToken>it:%d</nextToken>", len(s.itPages)+1)
-		}
-		sb.WriteString("</DescribeInstanceTypesResponse>")
-		s.itPages = append(s.itPages, []byte(sb.String()))
-	}
+	s.itItem = typeRe.ReplaceAllLiteralString(strings.ReplaceAll(item, "%", "%%"), "<instanceType>%s</instanceType>")
 
 	// DescribeSpotPriceHistory: the fixture's first record, re-zoned and re-typed.
 	b, err = read("spot_price_history_page1.xml")
@@ -188,6 +178,12 @@ func firstItem(doc, set string) (string, error) {
 			return rest[start:i], nil
 		}
 	}
+}
+
+// typeIndex is the index of a TypeName, ok false for any other name.
+func (s *server) typeIndex(typ string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(typ, "g6."), "xlarge"))
+	return n, err == nil && n >= 0 && n < s.types && TypeName(n) == typ
 }
 
 var scopeRe = regexp.MustCompile(`Credential=[^/]+/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request`)
@@ -245,17 +241,45 @@ func (s *server) serveEC2(w http.ResponseWriter, body []byte, region string) {
 	}
 	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
 	switch form.Get("Action") {
-	case "DescribeInstanceTypes":
+	case "DescribeInstanceTypeOfferings":
+		// Every type, pages of 1,000 (the API's largest MaxResults).
 		page := 0
-		if t, ok := strings.CutPrefix(form.Get("NextToken"), "it:"); ok {
+		if t, ok := strings.CutPrefix(form.Get("NextToken"), "off:"); ok {
 			page, _ = strconv.Atoi(t)
 		}
-		if page < 0 || page >= len(s.itPages) {
-			w.WriteHeader(http.StatusBadRequest)
-			io.WriteString(w, `<Response><Errors><Error><Code>InvalidNextToken</Code><Message>bad token</Message></Error></Errors><RequestID>x</RequestID></Response>`)
-			return
+		var sb strings.Builder
+		sb.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<DescribeInstanceTypeOfferingsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>fakeaws</requestId><instanceTypeOfferingSet>`)
+		for i := page * 1000; i < min((page+1)*1000, s.types); i++ {
+			fmt.Fprintf(&sb, "<item><instanceType>%s</instanceType><locationType>region</locationType><location>%s</location></item>", TypeName(i), region)
 		}
-		w.Write(s.itPages[page])
+		sb.WriteString("</instanceTypeOfferingSet>")
+		if (page+1)*1000 < s.types {
+			fmt.Fprintf(&sb, "<nextToken>off:%d</nextToken>", page+1)
+		}
+		sb.WriteString("</DescribeInstanceTypeOfferingsResponse>")
+		io.WriteString(w, sb.String())
+	case "DescribeInstanceTypes":
+		// The types named in the instance-type filter (the adapter names at most 100),
+		// one page; a wildcard value matches every type.
+		var sb strings.Builder
+		sb.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<DescribeInstanceTypesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>fakeaws</requestId><instanceTypeSet>`)
+		for i := 1; ; i++ {
+			typ := form.Get(fmt.Sprintf("Filter.1.Value.%d", i))
+			if typ == "" {
+				break
+			}
+			if strings.Contains(typ, "*") {
+				for n := range s.types {
+					fmt.Fprintf(&sb, s.itItem, TypeName(n))
+				}
+				break
+			}
+			if n, ok := s.typeIndex(typ); ok {
+				fmt.Fprintf(&sb, s.itItem, TypeName(n))
+			}
+		}
+		sb.WriteString("</instanceTypeSet></DescribeInstanceTypesResponse>")
+		io.WriteString(w, sb.String())
 	case "DescribeSpotPriceHistory":
 		var sb strings.Builder
 		sb.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<DescribeSpotPriceHistoryResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>fakeaws</requestId><spotPriceHistorySet>`)
@@ -264,8 +288,8 @@ func (s *server) serveEC2(w http.ResponseWriter, body []byte, region string) {
 			if typ == "" {
 				break
 			}
-			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(typ, "g6."), "xlarge"))
-			if err != nil || n >= s.spot {
+			n, ok := s.typeIndex(typ)
+			if !ok || n >= s.spot {
 				continue
 			}
 			fmt.Fprintf(&sb, s.spotItem, region+"a", typ, 0.2+float64(n)*0.004)
