@@ -172,6 +172,9 @@ func (sp *Spool) each(ctx context.Context, fn func(*pricing.Offer) error) error 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// gob leaves a field that is zero in the stream as it finds it: decoding into
+		// the previous part's offers would keep their zones and observed times.
+		clear(part[:cap(part)])
 		part = part[:0]
 		if err := dec.Decode(&part); err != nil {
 			return pricing.Errorf(pricing.Unavailable, "read %s spool %s after %d offers: %w", sp.provider, sp.f.Name(), read, err)
