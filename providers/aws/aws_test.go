@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -10,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
@@ -389,5 +394,85 @@ func TestReject(t *testing.T) {
 		if it.reject("us-east-1") == "" {
 			t.Errorf("%s decoy accepted", name)
 		}
+	}
+}
+
+// ec2Recorder is an ec2API whose every region offers the types in offered and
+// describes any type it is asked for (an L4 each); it records the names asked.
+type ec2Recorder struct {
+	offered []string
+	asked   [][]string
+}
+
+func (e *ec2Recorder) DescribeInstanceTypeOfferings(_ context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error) {
+	out := &ec2.DescribeInstanceTypeOfferingsOutput{}
+	for _, t := range e.offered {
+		out.InstanceTypeOfferings = append(out.InstanceTypeOfferings, ec2types.InstanceTypeOffering{InstanceType: ec2types.InstanceType(t)})
+	}
+	return out, nil
+}
+
+func (e *ec2Recorder) DescribeInstanceTypes(_ context.Context, in *ec2.DescribeInstanceTypesInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error) {
+	if len(in.InstanceTypes) > 0 || len(in.Filters) != 1 || len(in.Filters[0].Values) > describeBatch {
+		return nil, fmt.Errorf("want one instance-type filter of at most %d names, got %+v", describeBatch, in)
+	}
+	names := in.Filters[0].Values
+	e.asked = append(e.asked, names)
+	out := &ec2.DescribeInstanceTypesOutput{}
+	for _, n := range names {
+		if n == "g9.nogpu" { // a g* type without GPUs: described, no facts
+			out.InstanceTypes = append(out.InstanceTypes, ec2types.InstanceTypeInfo{InstanceType: ec2types.InstanceType(n)})
+			continue
+		}
+		out.InstanceTypes = append(out.InstanceTypes, ec2types.InstanceTypeInfo{
+			InstanceType: ec2types.InstanceType(n),
+			GpuInfo: &ec2types.GpuInfo{Gpus: []ec2types.GpuDeviceInfo{{
+				Name: awssdk.String("L4"), Count: awssdk.Int32(1), MemoryInfo: &ec2types.GpuDeviceMemoryInfo{SizeInMiB: awssdk.Int32(22888)}}}},
+		})
+	}
+	return out, nil
+}
+
+func (e *ec2Recorder) DescribeSpotPriceHistory(context.Context, *ec2.DescribeSpotPriceHistoryInput, ...func(*ec2.Options)) (*ec2.DescribeSpotPriceHistoryOutput, error) {
+	return &ec2.DescribeSpotPriceHistoryOutput{}, nil
+}
+
+// TestDescribeOncePerFetch: a type is described by the first region that offers it;
+// later regions ask only for types no region has described (those without GPUs
+// included), in batches of describeBatch, and get the facts of exactly their offered
+// types.
+func TestDescribeOncePerFetch(t *testing.T) {
+	ctx := context.Background()
+	cache := newFactsCache()
+	var many []string
+	for i := range 250 {
+		many = append(many, fmt.Sprintf("g6.%dxlarge", i))
+	}
+	first := &ec2Recorder{offered: append(slices.Clone(many), "g9.nogpu", "m7.large")}
+	facts, _, err := describeGPUInstanceTypes(ctx, first, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(facts) != 250 || len(first.asked) != 3 || len(first.asked[0]) != describeBatch {
+		t.Fatalf("first region: %d facts in %d calls (first of %d names); want 250 in 3 of at most %d", len(facts), len(first.asked), len(first.asked[0]), describeBatch)
+	}
+	for _, names := range first.asked {
+		if slices.Contains(names, "m7.large") {
+			t.Errorf("asked for m7.large, not a GPU family")
+		}
+	}
+	second := &ec2Recorder{offered: append(many[:10:10], "g9.nogpu", "p5.48xlarge")}
+	facts, _, err = describeGPUInstanceTypes(ctx, second, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(second.asked) != 1 || !slices.Equal(second.asked[0], []string{"p5.48xlarge"}) {
+		t.Errorf("second region asked %v; want only the type no region described", second.asked)
+	}
+	if len(facts) != 11 || facts["p5.48xlarge"].model != "L4" || facts["g6.3xlarge"].model != "L4" {
+		t.Errorf("second region's facts %v; want its 11 offered GPU types", facts)
+	}
+	if _, ok := facts["g6.100xlarge"]; ok {
+		t.Error("second region got facts of a type it does not offer")
 	}
 }

@@ -3,12 +3,17 @@ package aws
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+	"github.com/pickergpu/picker/pricing"
 )
 
 // lazyPages answers GetProducts with pages made on demand, so the only copies of the
@@ -103,4 +108,87 @@ func (k *keepingPages) GetProducts(ctx context.Context, in *awspricing.GetProduc
 		k.kept = append(k.kept, out.PriceList)
 	}
 	return out, err
+}
+
+// TestStreamEmitsRegionsAsTheyComplete: us-west-2's on-demand part is emitted while
+// us-east-1 is still fetching (its GetProducts waits for that part); each part is one
+// region's, no key repeats, spot parts come after every on-demand part, and the parts
+// together are Fetch's offers.
+func TestStreamEmitsRegionsAsTheyComplete(t *testing.T) {
+	fake := newFakeAWS(t)
+	westEmitted := make(chan struct{})
+	fake.fault = func(w http.ResponseWriter, api, region string, n int) bool {
+		if api == "GetProducts" && region == "us-east-1" && n == 0 {
+			select {
+			case <-westEmitted:
+			case <-time.After(10 * time.Second):
+				t.Error("us-west-2's part was not emitted while us-east-1 was fetching")
+			}
+		}
+		return false
+	}
+	p := newTestProvider(t, fake.serve(t))
+	var parts [][]pricing.Offer
+	seen := map[pricing.Key]bool{}
+	snap, err := p.Stream(context.Background(), func(offers []pricing.Offer) error {
+		parts = append(parts, offers)
+		for _, o := range offers {
+			if o.Region != offers[0].Region {
+				t.Errorf("part of %s holds an offer of %s", offers[0].Region, o.Region)
+			}
+			if seen[o.Key()] {
+				t.Errorf("%s emitted twice", o.Key())
+			}
+			seen[o.Key()] = true
+		}
+		if len(parts) == 1 {
+			if offers[0].Region != "us-west-2" {
+				t.Errorf("first part is %s's; want us-west-2's (us-east-1 is held back)", offers[0].Region)
+			}
+			close(westEmitted)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Offers != nil || !slices.Equal(snap.Regions, []string{"us-east-1", "us-west-2"}) {
+		t.Errorf("snapshot offers %d, regions %v; want none and both regions", len(snap.Offers), snap.Regions)
+	}
+	spotSeen := false
+	for _, part := range parts {
+		spot := part[0].Purchase == pricing.Spot
+		for _, o := range part {
+			if (o.Purchase == pricing.Spot) != spot {
+				t.Errorf("part mixes purchases: %s", o.Key())
+			}
+		}
+		if spotSeen && !spot {
+			t.Errorf("an on-demand part after a spot part")
+		}
+		spotSeen = spotSeen || spot
+	}
+	fetched, err := newTestProvider(t, newFakeAWS(t).serve(t)).Fetch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fetched.Offers) != len(seen) {
+		t.Errorf("stream emitted %d offers, Fetch returned %d", len(seen), len(fetched.Offers))
+	}
+	for _, o := range fetched.Offers {
+		if !seen[o.Key()] {
+			t.Errorf("Fetch's %s was not streamed", o.Key())
+		}
+	}
+}
+
+// TestStreamStopsOnEmitError: an emit error ends the stream with that error.
+func TestStreamStopsOnEmitError(t *testing.T) {
+	p := newTestProvider(t, newFakeAWS(t).serve(t))
+	full := errors.New("disk full")
+	calls := 0
+	_, err := p.Stream(context.Background(), func([]pricing.Offer) error { calls++; return full })
+	if !errors.Is(err, full) || calls != 1 {
+		t.Errorf("Stream: %v after %d emits; want the emit's error after 1", err, calls)
+	}
 }
