@@ -5,14 +5,16 @@
 //   - Price List Query API GetProducts (ServiceCode AmazonEC2, TERM_MATCH filters for
 //     Linux, shared tenancy, no pre-installed software, used capacity, no licence) for
 //     the on-demand hourly price of every GPU instance type (families g*, gr*, p*);
-//   - EC2 DescribeInstanceTypes for the GPU facts (model, count, memory) the price list
-//     lacks, with overrides for AWS's known bad data (see gpu.go);
+//   - EC2 DescribeInstanceTypeOfferings for the region's GPU instance types, and
+//     DescribeInstanceTypes, once per type per fetch, for the GPU facts (model, count,
+//     memory) the price list lacks, with overrides for AWS's known bad data (see gpu.go);
 //   - EC2 DescribeSpotPriceHistory (StartTime now, Linux/UNIX) for the current spot
 //     price, keeping the cheapest availability zone per instance type and region.
 //
 // Regions are isolated: a region whose calls fail is reported in Snapshot.Failed and left
 // out of Snapshot.Regions, so the store keeps its last good prices; the fetch fails only
-// when every region fails or the context ends.
+// when every region fails or the context ends. The Provider is a providers.Streamer:
+// Stream hands each region's offers over as the region completes.
 package aws
 
 import (

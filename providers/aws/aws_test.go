@@ -476,3 +476,36 @@ func TestDescribeOncePerFetch(t *testing.T) {
 		t.Error("second region got facts of a type it does not offer")
 	}
 }
+
+// TestWithoutOfferingsPermission: credentials whose policy predates
+// DescribeInstanceTypeOfferings (UnauthorizedOperation) still price every region, from
+// a g*/p* DescribeInstanceTypes listing as before.
+func TestWithoutOfferingsPermission(t *testing.T) {
+	want, err := newTestProvider(t, newFakeAWS(t).serve(t)).Fetch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := newFakeAWS(t)
+	fake.fault = func(w http.ResponseWriter, api, region string, n int) bool {
+		if api != "DescribeInstanceTypeOfferings" {
+			return false
+		}
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this operation.</Message></Error></Errors><RequestID>x</RequestID></Response>`)
+		return true
+	}
+	got, err := newTestProvider(t, fake.serve(t)).Fetch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Offers) != len(want.Offers) || len(got.Failed) != 0 || fake.count("DescribeInstanceTypes", "us-east-1") != 3 {
+		t.Errorf("%d offers, failed %v, %d DescribeInstanceTypes pages in us-east-1; want %d offers, none failed, 3 pages",
+			len(got.Offers), got.Failed, fake.count("DescribeInstanceTypes", "us-east-1"), len(want.Offers))
+	}
+	idx := offerIndex(want.Offers)
+	for _, o := range got.Offers {
+		if w, ok := idx[o.Region+"/"+o.Zone+"/"+o.InstanceType+"/"+string(o.Purchase)]; !ok || w != o {
+			t.Errorf("%s: %+v; want %+v", o.Key(), o, w)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/pickergpu/picker/pricing"
 )
@@ -216,8 +218,8 @@ func (c *factsCache) facts(types []string) map[string]gpuFacts {
 	return out
 }
 
-// gpuFamilyFilter asks EC2 for the g* and p* families (gr* included); isGPUType
-// checks each answer again.
+// gpuFamilyFilter is the instance-type filter with values: the g* and p* families (gr*
+// included) or names of such types; isGPUType checks each answer again.
 func gpuFamilyFilter(values ...string) []ec2types.Filter {
 	return []ec2types.Filter{{Name: awssdk.String("instance-type"), Values: values}}
 }
@@ -229,6 +231,19 @@ func gpuFamilyFilter(values ...string) []ec2types.Filter {
 // region that described the type.
 func describeGPUInstanceTypes(ctx context.Context, c ec2API, cache *factsCache) (map[string]gpuFacts, []string, error) {
 	offered, err := offeredGPUTypes(ctx, c)
+	if isUnauthorized(err) {
+		// A policy written for the adapter before it called
+		// DescribeInstanceTypeOfferings: list and describe the region's g*/p* types in
+		// one go, as it used to (DescribeInstanceTypes lists only the region's types).
+		described, warns, err := describe(ctx, c, "g*", "p*")
+		if err != nil {
+			return nil, nil, err
+		}
+		for t, cf := range described {
+			cache.put(t, cf)
+		}
+		return cache.facts(sortedKeys(described)), warns, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -236,26 +251,11 @@ func describeGPUInstanceTypes(ctx context.Context, c ec2API, cache *factsCache) 
 	unknown := cache.missing(offered)
 	for start := 0; start < len(unknown); start += describeBatch {
 		batch := unknown[start:min(start+describeBatch, len(unknown))]
-		in := &ec2.DescribeInstanceTypesInput{MaxResults: awssdk.Int32(100), Filters: gpuFamilyFilter(batch...)}
-		described := map[string]cachedFacts{}
-		pg := ec2.NewDescribeInstanceTypesPaginator(c, in, func(o *ec2.DescribeInstanceTypesPaginatorOptions) { o.StopOnDuplicateToken = true })
-		for pg.HasMorePages() {
-			out, err := pg.NextPage(ctx)
-			if err != nil {
-				return nil, nil, fmt.Errorf("describe instance types: %w", err)
-			}
-			for _, it := range out.InstanceTypes {
-				typ := string(it.InstanceType)
-				if !isGPUType(typ) {
-					continue
-				}
-				f, warn, ok := factsFromEC2(it)
-				if warn != "" {
-					warns = append(warns, warn)
-				}
-				described[typ] = cachedFacts{f, ok}
-			}
+		described, w, err := describe(ctx, c, batch...)
+		if err != nil {
+			return nil, nil, err
 		}
+		warns = append(warns, w...)
 		// A type asked for and not described has no facts (and is not asked again).
 		for _, t := range batch {
 			cache.put(t, described[t])
@@ -263,6 +263,41 @@ func describeGPUInstanceTypes(ctx context.Context, c ec2API, cache *factsCache) 
 	}
 	slices.Sort(warns)
 	return cache.facts(offered), slices.Compact(warns), nil
+}
+
+// describe runs DescribeInstanceTypes with the instance-type filter values (names or
+// wildcards), every page, and returns the GPU types it describes.
+func describe(ctx context.Context, c ec2API, values ...string) (map[string]cachedFacts, []string, error) {
+	in := &ec2.DescribeInstanceTypesInput{MaxResults: awssdk.Int32(100), Filters: gpuFamilyFilter(values...)}
+	described := map[string]cachedFacts{}
+	var warns []string
+	pg := ec2.NewDescribeInstanceTypesPaginator(c, in, func(o *ec2.DescribeInstanceTypesPaginatorOptions) { o.StopOnDuplicateToken = true })
+	for pg.HasMorePages() {
+		out, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("describe instance types: %w", err)
+		}
+		for _, it := range out.InstanceTypes {
+			typ := string(it.InstanceType)
+			if !isGPUType(typ) {
+				continue
+			}
+			f, warn, ok := factsFromEC2(it)
+			if warn != "" {
+				warns = append(warns, warn)
+			}
+			described[typ] = cachedFacts{f, ok}
+		}
+	}
+	slices.Sort(warns)
+	return described, slices.Compact(warns), nil
+}
+
+// isUnauthorized reports an EC2 UnauthorizedOperation answer: the credentials' policy
+// does not allow the action.
+func isUnauthorized(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "UnauthorizedOperation"
 }
 
 // offeredGPUTypes lists the g*/p* instance types the region offers, sorted.
