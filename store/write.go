@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
@@ -190,6 +191,7 @@ func writeOffers(writes []providerSource) int {
 // statement thousands of times.
 type writeStmts struct {
 	insertOffer, updateOffer, touchOffer, closeOffer *sql.Stmt
+	insertOffers                                     *sql.Stmt // insertBatch rows
 	openPrice, closePrice, insertShape               *sql.Stmt
 	// shapes maps every stored shape to its id, read at the first need.
 	shapes map[pricing.Shape]int64
@@ -235,9 +237,8 @@ func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 		dst   **sql.Stmt
 		query string
 	}{
-		{&st.insertOffer, `INSERT INTO offers (provider, region, zone, instance_type, purchase, gpu_model, gpu_count,
-			gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen, shape_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
+		{&st.insertOffer, insertOffers(1)},
+		{&st.insertOffers, insertOffers(insertBatch)},
 		// Facts are refreshed on every listing: a better normalisation table or a
 		// corrected spec should not wait for a price change to show.
 		{&st.updateOffer, `UPDATE offers SET gpu_model = ?, gpu_count = ?, gpu_mem_gib = ?, vcpus = ?, ram_gib = ?,
@@ -263,7 +264,7 @@ func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 }
 
 func (st *writeStmts) close() {
-	for _, s := range []*sql.Stmt{st.insertOffer, st.updateOffer, st.touchOffer, st.closeOffer, st.openPrice, st.closePrice, st.insertShape} {
+	for _, s := range []*sql.Stmt{st.insertOffer, st.insertOffers, st.updateOffer, st.touchOffer, st.closeOffer, st.openPrice, st.closePrice, st.insertShape} {
 		if s != nil {
 			s.Close()
 		}
@@ -323,6 +324,13 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		return res, s.dbError("write "+provider+" snapshot: drop indexes", err)
 	}
 
+	// New offers get ids above every stored one: their price intervals open in one
+	// statement once they are all inserted.
+	var newAbove int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM offers`).Scan(&newAbove); err != nil {
+		return res, s.dbError("write "+provider+" snapshot", err)
+	}
+	ins := &newOffers{st: st, provider: provider, errf: s.dbError}
 	i := 0
 	err = w.src.each(ctx, func(o *pricing.Offer) error {
 		if i%512 == 0 {
@@ -356,15 +364,10 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		switch {
 		case so == nil:
 			// A new offer is not remembered (90k keys on a first refresh, issue 17): a
-			// second listing of it fails the offers table's UNIQUE key instead.
-			var id int64
-			err = st.insertOffer.QueryRowContext(ctx, o.Provider, o.Region, o.Zone, o.InstanceType, string(o.Purchase),
-				o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, o.PriceUSDHr, observed, shape).Scan(&id)
-			if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
-				return listedTwice(provider, k)
-			}
-			if err == nil {
-				_, err = st.openPrice.ExecContext(ctx, id, o.PriceUSDHr, observed)
+			// second listing of it fails the offers table's UNIQUE key instead. Its
+			// price interval is opened with every other new offer's after the loop.
+			if err := ins.add(ctx, o, observed, shape); err != nil {
+				return err
 			}
 			res.New++
 		case !so.price.Valid:
@@ -402,8 +405,16 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		}
 		return nil
 	})
+	if err == nil {
+		err = ins.flush(ctx)
+	}
 	if err != nil {
 		return res, err
+	}
+	if res.New > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO prices (offer_id, price, valid_from) SELECT id, price, last_seen FROM offers WHERE id > ?`, newAbove); err != nil {
+			return res, s.dbError("write "+provider+" snapshot: open new offers' prices", err)
+		}
 	}
 
 	for k, so := range stored {
@@ -444,6 +455,73 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		return res, s.dbError("record "+provider+" refresh", err)
 	}
 	return res, nil
+}
+
+// insertBatch is how many new offers one INSERT writes: per-statement overhead (the
+// driver's and database/sql's, a few microseconds a call) was a tenth of a 90k-offer
+// first refresh's CPU with one offer a statement (issue 17). 15 columns × 64 rows stays
+// far below SQLite's 32,766 bound parameters.
+const insertBatch = 64
+
+// offerColumnsIn are the columns a new offer's row is inserted with, in insertArgs' order.
+const offerColumnsIn = `provider, region, zone, instance_type, purchase, gpu_model, gpu_count,
+	gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen, shape_id`
+
+// insertOffers is the INSERT of n new offers.
+func insertOffers(n int) string {
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	return "INSERT INTO offers (" + offerColumnsIn + ") VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+// newOffers batches a write's new offers into insertBatch-row INSERTs.
+type newOffers struct {
+	st       *writeStmts
+	provider string
+	errf     func(op string, err error) error
+	args     []any
+	keys     []pricing.Key
+}
+
+func (n *newOffers) add(ctx context.Context, o *pricing.Offer, observed, shape int64) error {
+	n.args = append(n.args, o.Provider, o.Region, o.Zone, o.InstanceType, string(o.Purchase),
+		o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, o.PriceUSDHr, observed, shape)
+	n.keys = append(n.keys, o.Key())
+	if len(n.keys) == insertBatch {
+		return n.flush(ctx)
+	}
+	return nil
+}
+
+// flush inserts the pending offers. When the batch breaks the offers' UNIQUE key (an
+// offer listed twice), its rows are inserted one by one to name the offer.
+func (n *newOffers) flush(ctx context.Context) error {
+	if len(n.keys) == 0 {
+		return nil
+	}
+	defer func() { n.args, n.keys = n.args[:0], n.keys[:0] }()
+	stmt := n.st.insertOffers
+	if len(n.keys) < insertBatch {
+		stmt = nil
+	}
+	var err error
+	if stmt != nil {
+		_, err = stmt.ExecContext(ctx, n.args...)
+	}
+	if stmt == nil || sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+		// A failed statement changed nothing: its rows go again, one by one.
+		per := len(n.args) / len(n.keys)
+		for i, k := range n.keys {
+			_, err = n.st.insertOffer.ExecContext(ctx, n.args[i*per:(i+1)*per]...)
+			if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+				return listedTwice(n.provider, k)
+			}
+			if err != nil {
+				return n.errf("write "+n.provider+" offer "+k.String(), err)
+			}
+		}
+		return nil
+	}
+	return n.errf("write "+n.provider+" offers", err)
 }
 
 // listedTwice is the error of a snapshot that lists an offer twice.
