@@ -21,6 +21,7 @@ import (
 type Spool struct {
 	provider string
 	f        *os.File
+	unlinked bool // the file's name is already removed
 	w        *bufio.Writer
 	enc      *gob.Encoder
 	n        int
@@ -76,8 +77,11 @@ func (s *Store) NewSpool(provider string) (*Spool, error) {
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "spool %s refresh: %w", provider, err)
 	}
+	// Unlinked at once where the system allows it (not Windows): the open file stays
+	// readable and a crash leaves nothing behind.
+	unlinked := os.Remove(f.Name()) == nil
 	w := bufio.NewWriterSize(f, 64<<10)
-	return &Spool{provider: provider, f: f, w: w, enc: gob.NewEncoder(w), listing: map[string]*obsListing{}}, nil
+	return &Spool{provider: provider, f: f, unlinked: unlinked, w: w, enc: gob.NewEncoder(w), listing: map[string]*obsListing{}}, nil
 }
 
 // Add appends one part's offers; its signature is a providers.Streamer's emit. The
@@ -113,8 +117,10 @@ func (sp *Spool) Close() error {
 	if sp.f == nil {
 		return nil
 	}
-	name := sp.f.Name()
-	err := errors.Join(sp.f.Close(), os.Remove(name))
+	err := sp.f.Close()
+	if !sp.unlinked {
+		err = errors.Join(err, os.Remove(sp.f.Name()))
+	}
 	sp.f = nil
 	return err
 }

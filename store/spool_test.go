@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -275,4 +276,34 @@ func schemaVersion(t *testing.T, s *Store) int {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestSpoolLeavesNoFile: the spool lives in the temporary directory and nothing of it
+// stays there once closed (on Unix its name is gone from the start).
+func TestSpoolLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	s := openTest(t)
+	sp, err := s.NewSpool("aws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Add([]pricing.Offer{mk("aws", "r1", "a", pricing.OnDemand, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteSpool(context.Background(), "aws", sp, WriteInput{Finished: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("spool left %v in the temporary directory", left)
+	}
+	if _, err := s.WriteSpool(context.Background(), "aws", sp, WriteInput{}); err == nil {
+		t.Error("a closed spool was written")
+	}
 }
