@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"fmt"
 )
 
 // bulkMinNew is the fewest new offers a write must bring for dropForBulk to consider
@@ -56,12 +55,6 @@ func dropForBulk(ctx context.Context, tx *sql.Tx, newOffers int) (rebuild func()
 		if _, err := tx.ExecContext(ctx, `DROP INDEX "`+name+`"`); err != nil {
 			return nil, err
 		}
-	}
-	// Without the indexes the inserts append (rowid order) and touch few pages, and
-	// CREATE INDEX's sorter spills to a temporary file beyond the cache: the default
-	// cache does, without the large write's extra pages.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", defaultCacheKiB)); err != nil {
-		return nil, err
 	}
 	return func() error {
 		for _, create := range creates {

@@ -7,8 +7,9 @@ import (
 	"github.com/pickergpu/picker/pricing"
 )
 
-// A large write's larger page cache is its transaction's only: the connection returns
-// to the pool with SQLite's default, after a commit and after a failed write alike.
+// A write leaves the connection's page cache at SQLite's default, a large one (which
+// rebuilds the indexes, dropForBulk) too, after a commit and after a failed write alike:
+// the daemon's readers never hold a larger cache.
 func TestBigWriteRestoresCacheSize(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {
@@ -17,8 +18,8 @@ func TestBigWriteRestoresCacheSize(t *testing.T) {
 		corrupt bool // a bad offer at the end fails the write after the cache was grown
 	}{
 		{"small", 10, false},
-		{"big", bigWriteOffers, false},
-		{"big failed", bigWriteOffers, true},
+		{"big", bulkMinNew, false},
+		{"big failed", bulkMinNew, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := openTest(t)

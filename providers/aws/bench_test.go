@@ -190,7 +190,7 @@ func BenchmarkRefresh90k(b *testing.B) {
 	for _, tt := range []struct {
 		name  string
 		every int // one price in every moves
-	}{{"unchanged", 0}, {"1pct", 100}} {
+	}{{"unchanged", 0}, {"1pct", 100}, {"all", 1}} {
 		b.Run(tt.name, func(b *testing.B) {
 			st := open(b)
 			write(st, ingest(), 0)
