@@ -307,3 +307,41 @@ func TestSpoolLeavesNoFile(t *testing.T) {
 		t.Error("a closed spool was written")
 	}
 }
+
+// TestBulkMidWriteSameRows: a write that turns out to change most prices drops the
+// indexes part-way (bulkIndexes.consider after 1,024 written rows) and leaves the same
+// rows as one that keeps them.
+func TestBulkMidWriteSameRows(t *testing.T) {
+	ctx := context.Background()
+	defer func(v int) { bulkMinNew = v }(bulkMinNew)
+	write := func(min int) (rows []string, rebuilt bool) {
+		bulkMinNew = 1 << 30
+		s := openTest(t)
+		offers := syntheticOffers("aws", 3000, at(0))
+		if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers, Finished: at(0)}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range offers {
+			offers[i].PriceUSDHr *= 1.5
+			offers[i].ObservedAt = at(1)
+		}
+		bulkMinNew = min
+		before := schemaVersion(t, s)
+		r, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers, Finished: at(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Changed != 3000 {
+			t.Fatalf("%+v; want every price changed", r)
+		}
+		return dump(t, s), schemaVersion(t, s) != before
+	}
+	kept, keptRebuilt := write(1 << 30)
+	got, rebuilt := write(1000)
+	if keptRebuilt || !rebuilt {
+		t.Errorf("indexes rebuilt: %v with the threshold out of reach, %v within it; want false, true", keptRebuilt, rebuilt)
+	}
+	if !slices.Equal(kept, got) {
+		t.Errorf("rows differ: %s", firstDiff(kept, got))
+	}
+}

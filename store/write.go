@@ -284,7 +284,12 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 	if err != nil {
 		return res, err
 	}
-	rebuild, err := dropForBulk(ctx, tx, w.src.count()-len(stored))
+	// Offers the provider has not stored are new: a first refresh rebuilds the indexes
+	// from the start; a refresh that turns out to change most prices, after 1,024.
+	bulk, err := newBulkIndexes(ctx, tx)
+	if err == nil {
+		err = bulk.consider(ctx, tx, w.src.count()-len(stored))
+	}
 	if err != nil {
 		return res, s.dbError("write "+provider+" snapshot: drop indexes", err)
 	}
@@ -301,6 +306,11 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		if i%512 == 0 {
 			if err := ctx.Err(); err != nil {
 				return s.dbError("write "+provider+" snapshot", err)
+			}
+			if written := res.New + res.Changed + res.Reopened; i > 0 && written >= 1024 {
+				if err := bulk.consider(ctx, tx, written*(res.Seen-i)/i); err != nil {
+					return s.dbError("write "+provider+" snapshot: drop indexes", err)
+				}
 			}
 		}
 		i++
@@ -397,7 +407,7 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		res.Closed++
 	}
 
-	if err := rebuild(); err != nil {
+	if err := bulk.rebuild(ctx, tx); err != nil {
 		return res, s.dbError("write "+provider+" snapshot: rebuild indexes", err)
 	}
 	if err := refreshCheapest(ctx, tx, provider); err != nil {
