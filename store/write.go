@@ -148,6 +148,9 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []ProviderWrite, only
 		}
 		results = append(results, r)
 	}
+	if err := writeImage(ctx, tx); err != nil {
+		return nil, false, s.dbError("write offers image", err)
+	}
 	if err := restoreCache(); err != nil {
 		return nil, false, s.dbError("size write cache", err)
 	}
