@@ -156,6 +156,13 @@ func decodeImage(b []byte) ([]imageOffer, error) {
 		return nil, errImage
 	}
 	out := make([]imageOffer, no)
+	// The usable memory of each (GPU model, memory) pair, looked up once: LookupGPU
+	// folds the name on every call.
+	type gpuMem struct {
+		model string
+		mem   float64
+	}
+	usable := map[gpuMem]pricing.Offer{}
 	var strs [8]string
 	var nums [5]float64
 	for i := range out {
@@ -185,7 +192,14 @@ func decodeImage(b []byte) ([]imageOffer, error) {
 		o := pricing.Offer{Provider: strs[0], Region: strs[1], Zone: strs[2], InstanceType: strs[3], Purchase: pricing.Purchase(strs[4]),
 			GPUModel: strs[5], Currency: strs[6], Source: strs[7],
 			GPUCount: nums[0], GPUMemGiB: nums[1], VCPUs: nums[2], RAMGiB: nums[3], PriceUSDHr: nums[4], ObservedAt: fromUnix(seen)}
-		out[i] = imageOffer{shapeOffer{int64(shape), o.WithUsableMemory()}, nums[1]}
+		k := gpuMem{o.GPUModel, o.GPUMemGiB}
+		u, ok := usable[k]
+		if !ok {
+			u = pricing.Offer{GPUModel: o.GPUModel, GPUMemGiB: o.GPUMemGiB}.WithUsableMemory()
+			usable[k] = u
+		}
+		o.GPUMemGiB, o.GPUMemReportedGiB = u.GPUMemGiB, u.GPUMemReportedGiB
+		out[i] = imageOffer{shapeOffer{int64(shape), o}, nums[1]}
 	}
 	if len(b) != 0 {
 		return nil, errImage
@@ -212,26 +226,27 @@ func (s *Store) image(ctx context.Context, db queryer) (offers []imageOffer, ok 
 	if s.noImage {
 		return nil, false, nil
 	}
+	c := &s.img
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// With nothing decoded yet (every one-shot command), one statement reads the
+	// image; holding one, only its version is compared.
 	var version int64
-	err = queryRow(ctx, db, "SELECT version FROM offers_image WHERE id = 1 AND version = ("+imageVersionSQL+")").Scan(&version)
+	var data []byte
+	current := "FROM offers_image WHERE id = 1 AND version = (" + imageVersionSQL + ")"
+	if c.offers == nil {
+		err = queryRow(ctx, db, "SELECT version, data "+current).Scan(&version, &data)
+	} else {
+		err = queryRow(ctx, db, "SELECT version, CASE WHEN version = ? THEN NULL ELSE data END "+current, c.version).Scan(&version, &data)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, s.dbError("offers image", err)
 	}
-	c := &s.img
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.offers != nil && c.version == version {
 		return c.offers, true, nil
-	}
-	var data []byte
-	if err := queryRow(ctx, db, "SELECT data FROM offers_image WHERE id = 1 AND version = ?", version).Scan(&data); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, false, nil // replaced meanwhile (another connection's write)
-		}
-		return nil, false, s.dbError("offers image", err)
 	}
 	offers, err = decodeImage(data)
 	if err != nil {
