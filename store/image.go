@@ -116,17 +116,39 @@ func encodeImage(offers []shapeOffer) []byte {
 
 var errImage = errors.New("offers image: malformed")
 
-// imageOffer is an offer of the image: as the tables' reads return it (usable memory
-// applied), with its shape and the memory as stored, which the VRAM filters of a
-// shape also test (shapeFilters).
-type imageOffer struct {
-	shapeOffer
-	rawMemGiB float64
+// imageData is a checked image: its string table and its offers, still encoded. Reads
+// walk the rows and build a pricing.Offer only for those they return (a few hundred
+// of a few thousand): building every one cost a cold 3k-offer recommend 0.7 ms.
+type imageData struct {
+	table []string
+	rows  []byte // the offers, encodeImage's per-offer records
+	n     int
 }
 
-// decodeImage reads encodeImage's format. Any inconsistency is errImage: the caller
-// then reads the tables.
-func decodeImage(b []byte) ([]imageOffer, error) {
+// imageRow is one decoded record: its shape, string-table indexes (provider, region,
+// zone, instance type, purchase, GPU model, currency, source), numbers (GPU count,
+// GPU memory as stored, vCPUs, RAM, price) and observed time.
+type imageRow struct {
+	shape int64
+	str   [8]uint64
+	num   [5]float64
+	seen  int64
+}
+
+const (
+	rowProvider = iota
+	rowRegion
+	rowZone
+	rowInstance
+	rowPurchase
+	rowGPU
+	rowCurrency
+	rowSource
+)
+
+// decodeImage checks encodeImage's format whole (any inconsistency is errImage: the
+// caller then reads the tables) and returns it ready to walk.
+func decodeImage(b []byte) (*imageData, error) {
 	if len(b) == 0 || b[0] != imageFormat {
 		return nil, errImage
 	}
@@ -143,68 +165,76 @@ func decodeImage(b []byte) ([]imageOffer, error) {
 	if !ok || nt > uint64(len(b)) {
 		return nil, errImage
 	}
-	table := make([]string, nt)
-	for i := range table {
+	d := &imageData{table: make([]string, nt)}
+	for i := range d.table {
 		l, ok := uv()
 		if !ok || l > uint64(len(b)) {
 			return nil, errImage
 		}
-		table[i], b = string(b[:l]), b[l:]
+		d.table[i], b = string(b[:l]), b[l:]
 	}
 	no, ok := uv()
 	if !ok || no > uint64(len(b)) {
 		return nil, errImage
 	}
-	out := make([]imageOffer, no)
-	// The usable memory of each (GPU model, memory) pair, looked up once: LookupGPU
-	// folds the name on every call.
-	type gpuMem struct {
-		model string
-		mem   float64
+	d.rows, d.n = b, int(no)
+	var r imageRow
+	rest := d.rows
+	for range d.n {
+		if rest, ok = d.next(rest, &r); !ok {
+			return nil, errImage
+		}
 	}
-	usable := map[gpuMem]pricing.Offer{}
-	var strs [8]string
-	var nums [5]float64
-	for i := range out {
-		shape, ok := uv()
-		if !ok {
-			return nil, errImage
-		}
-		for j := range strs {
-			k, ok := uv()
-			if !ok || k >= nt {
-				return nil, errImage
-			}
-			strs[j] = table[k]
-		}
-		if len(b) < 8*len(nums) {
-			return nil, errImage
-		}
-		for j := range nums {
-			nums[j] = math.Float64frombits(binary.LittleEndian.Uint64(b))
-			b = b[8:]
-		}
-		seen, n := binary.Varint(b)
-		if n <= 0 {
-			return nil, errImage
-		}
-		b = b[n:]
-		o := pricing.Offer{Provider: strs[0], Region: strs[1], Zone: strs[2], InstanceType: strs[3], Purchase: pricing.Purchase(strs[4]),
-			GPUModel: strs[5], Currency: strs[6], Source: strs[7],
-			GPUCount: nums[0], GPUMemGiB: nums[1], VCPUs: nums[2], RAMGiB: nums[3], PriceUSDHr: nums[4], ObservedAt: fromUnix(seen)}
-		k := gpuMem{o.GPUModel, o.GPUMemGiB}
-		u, ok := usable[k]
-		if !ok {
-			u = pricing.Offer{GPUModel: o.GPUModel, GPUMemGiB: o.GPUMemGiB}.WithUsableMemory()
-			usable[k] = u
-		}
-		o.GPUMemGiB, o.GPUMemReportedGiB = u.GPUMemGiB, u.GPUMemReportedGiB
-		out[i] = imageOffer{shapeOffer{int64(shape), o}, nums[1]}
-	}
-	if len(b) != 0 {
+	if len(rest) != 0 {
 		return nil, errImage
 	}
-	return out, nil
+	return d, nil
+}
+
+// next decodes the record at the start of b into r and returns what follows it.
+func (d *imageData) next(b []byte, r *imageRow) ([]byte, bool) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, false
+	}
+	r.shape, b = int64(v), b[n:]
+	for j := range r.str {
+		v, n := binary.Uvarint(b)
+		if n <= 0 || v >= uint64(len(d.table)) {
+			return nil, false
+		}
+		r.str[j], b = v, b[n:]
+	}
+	if len(b) < 8*len(r.num) {
+		return nil, false
+	}
+	for j := range r.num {
+		r.num[j], b = math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:]
+	}
+	seen, n := binary.Varint(b)
+	if n <= 0 {
+		return nil, false
+	}
+	r.seen = seen
+	return b[n:], true
+}
+
+// each calls fn with every record, in store order (decodeImage checked them all).
+func (d *imageData) each(fn func(r *imageRow)) {
+	var r imageRow
+	b := d.rows
+	for range d.n {
+		b, _ = d.next(b, &r)
+		fn(&r)
+	}
+}
+
+// offer builds r's offer as the tables' reads return it (usable memory applied).
+func (d *imageData) offer(r *imageRow) pricing.Offer {
+	t := d.table
+	return pricing.Offer{Provider: t[r.str[rowProvider]], Region: t[r.str[rowRegion]], Zone: t[r.str[rowZone]], InstanceType: t[r.str[rowInstance]],
+		Purchase: pricing.Purchase(t[r.str[rowPurchase]]), GPUModel: t[r.str[rowGPU]], Currency: t[r.str[rowCurrency]], Source: t[r.str[rowSource]],
+		GPUCount: r.num[0], GPUMemGiB: r.num[1], VCPUs: r.num[2], RAMGiB: r.num[3], PriceUSDHr: r.num[4], ObservedAt: fromUnix(r.seen)}.WithUsableMemory()
 }
 
 // imageCache keeps the decoded image of one data version, so the reads of one
@@ -212,7 +242,7 @@ func decodeImage(b []byte) ([]imageOffer, error) {
 type imageCache struct {
 	mu      sync.Mutex
 	version int64
-	offers  []imageOffer // read-only once stored
+	data    *imageData // read-only once stored
 }
 
 // UseImage turns reading the offers image on (the default) or off, so that reads go to
@@ -222,7 +252,7 @@ func (s *Store) UseImage(on bool) { s.noImage = !on }
 // image returns the current offers from the image, with ok false when there is none
 // or it is not current (the caller reads the tables). db must be the connection (or
 // transaction) of the caller's other reads.
-func (s *Store) image(ctx context.Context, db queryer) (offers []imageOffer, ok bool, err error) {
+func (s *Store) image(ctx context.Context, db queryer) (img *imageData, ok bool, err error) {
 	if s.noImage {
 		return nil, false, nil
 	}
@@ -234,7 +264,7 @@ func (s *Store) image(ctx context.Context, db queryer) (offers []imageOffer, ok 
 	var version int64
 	var data []byte
 	current := "FROM offers_image WHERE id = 1 AND version = (" + imageVersionSQL + ")"
-	if c.offers == nil {
+	if c.data == nil {
 		err = queryRow(ctx, db, "SELECT version, data "+current).Scan(&version, &data)
 	} else {
 		err = queryRow(ctx, db, "SELECT version, CASE WHEN version = ? THEN NULL ELSE data END "+current, c.version).Scan(&version, &data)
@@ -245,15 +275,15 @@ func (s *Store) image(ctx context.Context, db queryer) (offers []imageOffer, ok 
 	if err != nil {
 		return nil, false, s.dbError("offers image", err)
 	}
-	if c.offers != nil && c.version == version {
-		return c.offers, true, nil
+	if c.data != nil && c.version == version {
+		return c.data, true, nil
 	}
-	offers, err = decodeImage(data)
+	img, err = decodeImage(data)
 	if err != nil {
 		return nil, false, nil // unreadable: the tables answer
 	}
-	c.version, c.offers = version, offers
-	return offers, true, nil
+	c.version, c.data = version, img
+	return img, true, nil
 }
 
 // queryRow runs a one-row query on a queryer (a *sql.Conn, *sql.Tx or *sql.DB).
@@ -284,53 +314,80 @@ func (r rowScanner) Scan(dest ...any) error {
 	return r.rows.Close()
 }
 
-// imageMatcher is q's filters over image offers, as shapeFilters and scanShapeOffers
-// apply them to the tables: the shape filters (on the stored memory), the offer
-// filters (region, price), then the VRAM filters on the usable memory.
-func imageMatcher(q Query) (func(*imageOffer) bool, error) {
-	lower := func(vs []string, f func(string) string) []string {
-		out := make([]string, len(vs))
-		for i, v := range vs {
-			out[i] = f(v)
-		}
-		return out
-	}
-	provs := lower(q.Providers, func(v string) string { return strings.ToLower(strings.TrimSpace(v)) })
-	gpus := lower(q.GPUModels, normGPU)
-	regions := lower(q.Regions, strings.TrimSpace)
-	var pur pricing.Purchase
+// imageMatcher is q's filters over d's records, as shapeFilters and scanShapeOffers
+// apply them to the tables: the shape filters (on the memory as stored), the offer
+// filters (region, price), then the VRAM filters on the usable memory. The string
+// filters are decided once per string-table entry.
+func imageMatcher(d *imageData, q Query) (func(*imageRow) bool, error) {
+	var pur string
 	if p := strings.ToLower(string(q.Purchase)); p != "" && p != "any" {
-		var err error
-		if pur, err = pricing.ParsePurchase(p); err != nil {
+		v, err := pricing.ParsePurchase(p)
+		if err != nil {
 			return nil, err
 		}
+		pur = string(v)
 	}
-	// foldIn is SQLite's COLLATE NOCASE membership: ASCII letters fold, nothing else.
-	foldIn := func(v string, set []string) bool {
-		return slices.ContainsFunc(set, func(s string) bool { return asciiFoldEqual(v, s) })
+	// in marks the table entries a filter accepts; nil accepts everything.
+	in := func(vals []string, norm func(string) string, eq func(a, b string) bool) []bool {
+		if len(vals) == 0 {
+			return nil
+		}
+		set := make([]string, len(vals))
+		for i, v := range vals {
+			set[i] = norm(v)
+		}
+		ok := make([]bool, len(d.table))
+		for i, t := range d.table {
+			ok[i] = slices.ContainsFunc(set, func(s string) bool { return eq(t, s) })
+		}
+		return ok
 	}
-	return func(io *imageOffer) bool {
-		o := &io.Offer
+	exact := func(a, b string) bool { return a == b }
+	provs := in(q.Providers, func(v string) string { return strings.ToLower(strings.TrimSpace(v)) }, exact)
+	gpus := in(q.GPUModels, normGPU, asciiFoldEqual) // COLLATE NOCASE: ASCII letters fold
+	regions := in(q.Regions, strings.TrimSpace, asciiFoldEqual)
+	purs := in([]string{pur}, strings.TrimSpace, exact)
+	if pur == "" {
+		purs = nil
+	}
+	// The usable memory per GPU of each (GPU model, stored memory), looked up once.
+	type gpuMem struct {
+		model uint64
+		mem   float64
+	}
+	usable := map[gpuMem]float64{}
+	return func(r *imageRow) bool {
+		count, raw, price := r.num[0], r.num[1], r.num[4]
 		switch {
-		case len(provs) > 0 && !slices.Contains(provs, o.Provider),
-			len(gpus) > 0 && !foldIn(o.GPUModel, gpus),
-			pur != "" && o.Purchase != pur,
-			len(regions) > 0 && !foldIn(o.Region, regions),
-			q.MaxPriceUSDHr > 0 && !(o.PriceUSDHr <= q.MaxPriceUSDHr),
-			q.MaxGPUs > 0 && !(o.GPUCount <= q.MaxGPUs),
-			q.ExcludeFractional && !(o.GPUCount >= 1):
+		case provs != nil && !provs[r.str[rowProvider]],
+			gpus != nil && !gpus[r.str[rowGPU]],
+			purs != nil && !purs[r.str[rowPurchase]],
+			regions != nil && !regions[r.str[rowRegion]],
+			q.MaxPriceUSDHr > 0 && !(price <= q.MaxPriceUSDHr),
+			q.MaxGPUs > 0 && !(count <= q.MaxGPUs),
+			q.ExcludeFractional && !(count >= 1):
 			return false
 		}
+		if q.MinVRAMGiB <= 0 && q.MinTotalVRAMGiB <= 0 {
+			return true
+		}
+		k := gpuMem{r.str[rowGPU], raw}
+		mem, ok := usable[k]
+		if !ok {
+			mem = pricing.Offer{GPUModel: d.table[k.model], GPUMemGiB: raw}.WithUsableMemory().GPUMemGiB
+			usable[k] = mem
+		}
+		o := pricing.Offer{GPUCount: count, GPUMemGiB: mem}
 		if q.MinVRAMGiB > 0 {
-			raw := io.rawMemGiB
-			if o.GPUCount < 1 {
-				raw *= o.GPUCount
+			perDevice := raw
+			if count < 1 {
+				perDevice *= count
 			}
-			if !(raw >= q.MinVRAMGiB) || o.MemPerDeviceGiB() < q.MinVRAMGiB {
+			if !(perDevice >= q.MinVRAMGiB) || o.MemPerDeviceGiB() < q.MinVRAMGiB {
 				return false
 			}
 		}
-		if q.MinTotalVRAMGiB > 0 && (!(o.GPUCount*io.rawMemGiB >= q.MinTotalVRAMGiB) || o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
+		if q.MinTotalVRAMGiB > 0 && (!(count*raw >= q.MinTotalVRAMGiB) || o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
 			return false
 		}
 		return true
@@ -358,47 +415,51 @@ func asciiFoldEqual(a, b string) bool {
 
 // readShapesImage is ReadShapes over the image (in store order): the same cheapest
 // offer per shape, the same plan, the same further offers, in the same order.
-func readShapesImage(img []imageOffer, q Query, plan ShapePlanner) ([]pricing.Offer, error) {
-	match, err := imageMatcher(q)
+func readShapesImage(d *imageData, q Query, plan ShapePlanner) ([]pricing.Offer, error) {
+	match, err := imageMatcher(d, q)
 	if err != nil {
 		return nil, err
 	}
-	byShape := map[int64][]int{} // shape -> its matching offers' indexes, cheapest first
-	var order []int64            // shapes by their cheapest offer, in store order
-	for i := range img {
-		if !match(&img[i]) {
-			continue
+	// The first matching record of a shape is its cheapest (store order).
+	pos := map[int64]int{} // shape -> its index in reps
+	reps := []pricing.Offer{} // never nil, as from the tables
+	d.each(func(r *imageRow) {
+		if _, seen := pos[r.shape]; !seen && match(r) {
+			pos[r.shape] = len(reps)
+			reps = append(reps, d.offer(r))
 		}
-		sh := img[i].shape
-		if _, seen := byShape[sh]; !seen {
-			order = append(order, sh)
-		}
-		byShape[sh] = append(byShape[sh], i)
-	}
-	reps := make([]pricing.Offer, len(order))
-	for i, sh := range order {
-		reps[i] = img[byShape[sh][0]].Offer
-	}
+	})
 	needs, err := plan(reps)
 	if err != nil {
 		return nil, err
 	}
-	out := reps
-	for i, n := range needs {
-		if n.Limit <= 1 {
-			continue
-		}
-		maxPrice := n.MaxPrice
-		if maxPrice <= 0 || math.IsInf(maxPrice, 1) {
-			maxPrice = math.MaxFloat64
-		}
-		idx := byShape[order[i]]
-		for _, j := range idx[1:min(n.Limit, len(idx))] {
-			if img[j].PriceUSDHr > maxPrice {
-				break
+	type ask struct {
+		limit, taken int
+		maxPrice     float64
+	}
+	asks := map[int64]*ask{}
+	for sh, i := range pos {
+		if i < len(needs) && needs[i].Limit > 1 {
+			maxPrice := needs[i].MaxPrice
+			if maxPrice <= 0 || math.IsInf(maxPrice, 1) {
+				maxPrice = math.MaxFloat64
 			}
-			out = append(out, img[j].Offer)
+			asks[sh] = &ask{limit: needs[i].Limit, maxPrice: maxPrice}
 		}
+	}
+	out := reps
+	if len(asks) > 0 {
+		// As the tables' further read: up to limit of the shape's matching offers at
+		// most maxPrice, cheapest first, the cheapest (already in reps) left out.
+		d.each(func(r *imageRow) {
+			a := asks[r.shape]
+			if a == nil || a.taken >= a.limit || r.num[4] > a.maxPrice || !match(r) {
+				return
+			}
+			if a.taken++; a.taken > 1 {
+				out = append(out, d.offer(r))
+			}
+		})
 	}
 	if len(out) > len(reps) {
 		out = slices.Clone(out)
@@ -408,16 +469,16 @@ func readShapesImage(img []imageOffer, q Query, plan ShapePlanner) ([]pricing.Of
 }
 
 // countByGPUImage is CountByGPU over the image.
-func countByGPUImage(img []imageOffer, q Query, models []string) (map[string]int, error) {
-	match, err := imageMatcher(q)
+func countByGPUImage(d *imageData, q Query, models []string) (map[string]int, error) {
+	match, err := imageMatcher(d, q)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]int{}
-	for i := range img {
-		if slices.Contains(models, img[i].GPUModel) && match(&img[i]) {
-			out[img[i].GPUModel]++
+	d.each(func(r *imageRow) {
+		if m := d.table[r.str[rowGPU]]; slices.Contains(models, m) && match(r) {
+			out[m]++
 		}
-	}
+	})
 	return out, nil
 }

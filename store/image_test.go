@@ -10,7 +10,7 @@ import (
 	"github.com/pickergpu/picker/pricing"
 )
 
-// imageOffers writes a few providers' synthetic offers (shared shapes, price ties,
+// imageStore writes a few providers' synthetic offers (shared shapes, price ties,
 // fractional slices, spot and on-demand) and returns the store.
 func imageStore(t *testing.T, r *rand.Rand) *Store {
 	t.Helper()
@@ -45,8 +45,8 @@ func TestImageMatchesTables(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(5, 7))
 	s := imageStore(t, r)
-	if img, ok, err := s.image(ctx, s.db); err != nil || !ok || len(img) == 0 {
-		t.Fatalf("no current image after the writes: %d offers, %v, %v", len(img), ok, err)
+	if img, ok, err := s.image(ctx, s.db); err != nil || !ok || img.n == 0 {
+		t.Fatalf("no current image after the writes: %v, %v", ok, err)
 	}
 	pick := func(vals ...[]string) []string {
 		if r.IntN(3) > 0 {
@@ -126,7 +126,7 @@ func TestImageLifecycle(t *testing.T) {
 		if !ok {
 			return -1
 		}
-		return len(img)
+		return img.n
 	}
 	offers := []pricing.Offer{mk("aws", "us-east-1", "p4d", pricing.OnDemand, 32), mk("aws", "us-west-2", "p4d", pricing.OnDemand, 33)}
 	if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers, Finished: at(1)}); err != nil {
@@ -179,20 +179,21 @@ func TestImageCodec(t *testing.T) {
 		in = append(in, shapeOffer{int64(i % 7), o})
 	}
 	data := encodeImage(in)
-	out, err := decodeImage(data)
+	img, err := decodeImage(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out) != len(in) {
-		t.Fatalf("decoded %d offers, want %d", len(out), len(in))
+	if img.n != len(in) {
+		t.Fatalf("decoded %d offers, want %d", img.n, len(in))
 	}
-	for i := range in {
-		want := in[i]
-		want.Offer = want.Offer.WithUsableMemory()
-		if !reflect.DeepEqual(out[i].shapeOffer, want) || out[i].rawMemGiB != in[i].GPUMemGiB {
-			t.Fatalf("offer %d: decoded %+v (raw %v), want %+v", i, out[i].shapeOffer, out[i].rawMemGiB, want)
+	i := 0
+	img.each(func(r *imageRow) {
+		want := in[i].Offer.WithUsableMemory()
+		if got := img.offer(r); r.shape != in[i].shape || !reflect.DeepEqual(got, want) || r.num[1] != in[i].GPUMemGiB {
+			t.Fatalf("offer %d: decoded shape %d %+v (stored memory %v), want shape %d %+v", i, r.shape, got, r.num[1], in[i].shape, want)
 		}
-	}
+		i++
+	})
 	for _, bad := range [][]byte{nil, {imageFormat + 1}, data[:len(data)-1], append(append([]byte(nil), data...), 0)} {
 		if _, err := decodeImage(bad); err == nil {
 			t.Errorf("decodeImage accepted %d bytes of malformed data", len(bad))
