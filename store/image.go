@@ -421,7 +421,7 @@ func readShapesImage(d *imageData, q Query, plan ShapePlanner) ([]pricing.Offer,
 		return nil, err
 	}
 	// The first matching record of a shape is its cheapest (store order).
-	pos := map[int64]int{} // shape -> its index in reps
+	pos := map[int64]int{}    // shape -> its index in reps
 	reps := []pricing.Offer{} // never nil, as from the tables
 	d.each(func(r *imageRow) {
 		if _, seen := pos[r.shape]; !seen && match(r) {
