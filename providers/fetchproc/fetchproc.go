@@ -239,7 +239,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 		return nil, ce.err
 	case errors.As(rerr, &ee):
 		return nil, fmt.Errorf("%s: %w", p.name, ee.err)
-	case errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF):
+	case errors.Is(rerr, io.EOF): // nothing, or whole frames and no result
 		return nil, pricing.Errorf(pricing.Internal, "%s: %s (%s) ended without a result (%v); its messages above say why", p.name, Program, path, exitStatus(werr))
 	}
 	return nil, pricing.Errorf(pricing.Internal, "%s: %s (%s) sent garbled output (%v; %v): is it the picker-fetch of this picker's version?", p.name, Program, path, rerr, exitStatus(werr))
