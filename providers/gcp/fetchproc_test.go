@@ -2,16 +2,10 @@ package gcp
 
 import (
 	"context"
-	"errors"
 	"io"
-	"log/slog"
 	"net/http"
-	"reflect"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/fetchproc"
 	"github.com/pickergpu/picker/providers/providertest"
@@ -19,21 +13,12 @@ import (
 
 // TestThroughPickerFetch runs the adapter the way picker does: in the picker-fetch
 // program (built once here), through providers/fetchproc's parent side, against the
-// fixture fake. The offers are the in-process adapter's (but for ObservedAt, the
-// child's own clock); an error keeps its message and code; cancelling stops the child,
-// which hangs up on the server.
+// fixture fake. The offers are the in-process adapter's; an error keeps its message
+// and code; cancelling stops the child, which hangs up on the server.
 func TestThroughPickerFetch(t *testing.T) {
 	t.Setenv(fetchproc.EnvPath, providertest.BuildFetch(t))
 	child := func(t *testing.T, url string) *fetchproc.Provider {
-		t.Helper()
-		p, err := fetchproc.New(Name, Config{Common: providers.Common{Endpoint: url}, Project: "test-project", APIKeyEnv: "PICKER_TEST_GCP_KEY"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Configure(fetchproc.Settings{LogLevel: slog.LevelError}); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return providertest.FetchChild(t, Name, Config{Common: providers.Common{Endpoint: url}, Project: "test-project", APIKeyEnv: "PICKER_TEST_GCP_KEY"})
 	}
 	t.Run("offers", func(t *testing.T) {
 		url := newFakeGoogle(t).serve(t)
@@ -45,16 +30,7 @@ func TestThroughPickerFetch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		providertest.CheckSnapshot(t, got)
-		for _, s := range []*providers.Snapshot{want, got} {
-			for i := range s.Offers {
-				s.Offers[i].ObservedAt = time.Time{}
-			}
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("through picker-fetch: %d offers, regions %v, warnings %q, failed %v\nin process: %d offers, regions %v, warnings %q, failed %v",
-				len(got.Offers), got.Regions, got.Warnings, got.Failed, len(want.Offers), want.Regions, want.Warnings, want.Failed)
-		}
+		providertest.SameAsInProcess(t, got, want)
 	})
 	t.Run("permission denied", func(t *testing.T) {
 		fake := newFakeGoogle(t)
@@ -66,12 +42,7 @@ func TestThroughPickerFetch(t *testing.T) {
 		url := fake.serve(t)
 		_, want := newTestProvider(t, url, nil).Fetch(context.Background())
 		_, got := child(t, url).Fetch(context.Background())
-		if got == nil || want == nil || got.Error() != want.Error() || pricing.ErrorCode(got) != pricing.ErrorCode(want) {
-			t.Errorf("through picker-fetch: %v (%q)\nin process: %v (%q)", got, pricing.ErrorCode(got), want, pricing.ErrorCode(want))
-		}
-		if !strings.Contains(got.Error(), "compute.machineTypes.list") {
-			t.Errorf("error %v; want the permission error", got)
-		}
+		providertest.SameErrorAsInProcess(t, got, want, "compute.machineTypes.list")
 	})
 	t.Run("cancel", func(t *testing.T) {
 		fake := newFakeGoogle(t)
@@ -90,21 +61,6 @@ func TestThroughPickerFetch(t *testing.T) {
 			}
 			fake.ServeHTTP(w, r)
 		}))
-		ctx, cancel := context.WithCancel(context.Background())
-		blocked := make(chan context.Context, 1)
-		go func() { r := <-reqs; blocked <- r; cancel() }()
-		t0 := time.Now()
-		_, err := child(t, srv.URL).Fetch(ctx)
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("Fetch: %v; want context.Canceled", err)
-		}
-		if d := time.Since(t0); d > 10*time.Second {
-			t.Errorf("Fetch took %v after cancel", d)
-		}
-		select {
-		case <-(<-blocked).Done(): // the child hung up: it is gone
-		case <-time.After(5 * time.Second):
-			t.Error("the child's SKU list call is still open after Fetch returned")
-		}
+		providertest.CancelStopsChild(t, child(t, srv.URL), reqs)
 	})
 }
