@@ -25,13 +25,13 @@ var pickerTables = []string{"offers", "prices", "refresh_runs", "schema_migratio
 // fileState is what a read-only look at an existing file says before Open changes it.
 type fileState struct {
 	exists   bool
+	empty    bool // exists with no bytes: nothing to check
 	readOnly bool // the file (or its directory) cannot be written: open it read-only
 }
 
-// checkOwnership opens an existing, non-empty database read-only and refuses one that is
-// not picker's: a different application_id, or no id and tables picker did not create.
-// The file is not touched (mode=ro opens no journal and changes no header).
-func checkOwnership(ctx context.Context, path string) (fileState, error) {
+// statFile says whether path exists, holds data, and can be written, before Open
+// changes anything.
+func statFile(path string) (fileState, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fileState{}, nil
@@ -39,9 +39,16 @@ func checkOwnership(ctx context.Context, path string) (fileState, error) {
 	if err != nil {
 		return fileState{}, pricing.Errorf(pricing.Unavailable, "database %s: %w", path, unwrapPathError(err))
 	}
-	st := fileState{exists: true, readOnly: !writable(path)}
-	if fi.Size() == 0 {
-		return st, nil
+	return fileState{exists: true, empty: fi.Size() == 0, readOnly: !writable(path)}, nil
+}
+
+// checkOwnership opens an existing, non-empty database read-only and refuses one that is
+// not picker's (ownedBy). The file is not touched (mode=ro opens no journal and changes
+// no header). Open uses it for files it cannot write; a writable file is checked on the
+// store's own connection before anything is written (Store.init).
+func checkOwnership(ctx context.Context, path string, st fileState) error {
+	if !st.exists || st.empty {
+		return nil
 	}
 	uri := "file:" + path + "?mode=ro&_pragma=busy_timeout(5000)"
 	if st.readOnly {
@@ -51,44 +58,47 @@ func checkOwnership(ctx context.Context, path string) (fileState, error) {
 	}
 	db, err := sql.Open("sqlite", uri)
 	if err != nil {
-		return st, openError(path, err)
+		return openError(path, err)
 	}
 	defer db.Close()
 	var app, ver int64
-	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
-		return st, openError(path, err)
+	if err := db.QueryRowContext(ctx, "SELECT application_id, user_version FROM pragma_application_id(), pragma_user_version()").Scan(&app, &ver); err != nil {
+		return openError(path, err)
 	}
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&ver); err != nil {
-		return st, openError(path, err)
-	}
+	return ownedBy(ctx, db, path, app, ver)
+}
+
+// ownedBy refuses a database that is not picker's: a different application_id (app),
+// or no id and tables picker did not create. Reading them changes nothing in the file.
+func ownedBy(ctx context.Context, db *sql.DB, path string, app, ver int64) error {
 	if app == ApplicationID {
-		return st, nil
+		return nil
 	}
 	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
 	if err != nil {
-		return st, openError(path, err)
+		return openError(path, err)
 	}
 	defer rows.Close()
 	var tables []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
-			return st, openError(path, err)
+			return openError(path, err)
 		}
 		tables = append(tables, n)
 	}
 	if err := rows.Err(); err != nil {
-		return st, openError(path, err)
+		return openError(path, err)
 	}
 	foreign := slices.ContainsFunc(tables, func(t string) bool { return !slices.Contains(pickerTables, t) })
 	if app == 0 && ver == 0 && !foreign {
-		return st, nil // empty, or a picker database from before the id
+		return nil // empty, or a picker database from before the id
 	}
 	desc := "application_id " + hex32(app)
 	if len(tables) > 0 {
 		desc += ", tables " + strings.Join(tables, ", ")
 	}
-	return st, pricing.ParamErrorf(pricing.Invalid, "db", "database %s is not a picker database (%s); picker leaves it untouched: choose another --db file", path, desc)
+	return pricing.ParamErrorf(pricing.Invalid, "db", "database %s is not a picker database (%s); picker leaves it untouched: choose another --db file", path, desc)
 }
 
 func hex32(v int64) string {

@@ -48,15 +48,16 @@ type Store struct {
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// dsnParams: busy_timeout comes first so that the pragmas after it (journal_mode
-// changes the file) wait for another process instead of failing with SQLITE_BUSY.
-// WAL lets readers (the daemon's HTTP API) run while a refresh writes; NORMAL
+// dsnParams, run on every new connection: busy_timeout comes first so that what
+// follows waits for another process instead of failing with SQLITE_BUSY. WAL (set once
+// per file by Store.init, after the ownership check: it changes the file) lets readers
+// (the daemon's HTTP API) run while a refresh writes; NORMAL
 // synchronous is durable across application crashes in WAL mode and much faster than
 // FULL (a power cut can lose the last commits, never corrupt the file).
 // _txlock=immediate takes the write lock at BEGIN: every transaction this package
 // opens writes, and a deferred one that upgrades later can fail with SQLITE_BUSY
 // without waiting on busy_timeout.
-const dsnParams = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+const dsnParams = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 
 // Open opens (creating when missing) the database at path, its parent directories
 // included, and brings its schema up to date. A path that cannot be created or written
@@ -76,11 +77,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, pricing.Errorf(pricing.Unavailable, "database %s: cannot create its directory: %w", path, unwrapPathError(err))
 	}
-	fst, err := checkOwnership(ctx, path)
+	fst, err := statFile(path)
 	if err != nil {
 		return nil, err
 	}
 	if fst.readOnly {
+		if err := checkOwnership(ctx, path, fst); err != nil {
+			return nil, err
+		}
 		return openReadOnly(ctx, path)
 	}
 	db, err := sql.Open("sqlite", path+"?"+dsnParams)
@@ -95,13 +99,28 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
+// init checks the file is picker's before changing it, then switches it to WAL,
+// migrates it and marks it. A database already marked at this build's schema version
+// in WAL mode (every open after the first) costs one read: one-shot commands open it
+// on every run (issue 17).
 func (s *Store) init(ctx context.Context) error {
-	if err := s.db.PingContext(ctx); err != nil {
+	var app, ver int64
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "SELECT application_id, user_version, journal_mode FROM pragma_application_id(), pragma_user_version(), pragma_journal_mode()").Scan(&app, &ver, &mode); err != nil {
 		return openError(s.path, err)
 	}
-	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return openError(s.path, err)
+	if err := ownedBy(ctx, s.db, s.path, app, ver); err != nil {
+		return err
+	}
+	if app == ApplicationID && ver == int64(LatestSchemaVersion()) && strings.EqualFold(mode, "wal") {
+		return nil
+	}
+	if !strings.EqualFold(mode, "wal") {
+		// journal_mode is the file's (persistent): set once here, every later
+		// connection of the pool finds it.
+		if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+			return openError(s.path, err)
+		}
 	}
 	if !strings.EqualFold(mode, "wal") {
 		// WAL is what keeps readers working during a refresh; without it (some network

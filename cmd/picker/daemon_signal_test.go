@@ -110,10 +110,11 @@ func TestRefreshKilledMidWrite(t *testing.T) {
 		t.Fatal("base.db still has a WAL after Close")
 	}
 
-	// run starts a child writing version 2 over a copy of base. With kill > 0 it is
-	// killed that long after "begin"; it returns how long the write ran, whether the
-	// child had said "done", and the WAL size just before the kill.
-	run := func(db string, kill time.Duration) (ran time.Duration, done bool, wal int64) {
+	// run starts a child writing version 2 over a copy of base. With killAt > 0 it is
+	// killed as soon as the WAL holds killAt bytes (the write transaction's pages
+	// spilled there, not yet committed; the write may commit first); it returns how long
+	// the write ran, whether the child had said "done", and the WAL size at the kill.
+	run := func(db string, killAt int64) (ran time.Duration, done bool, wal int64) {
 		t.Helper()
 		copyFile(t, base, db)
 		cmd := helper(t, "write", "PICKER_TEST_DB="+db, "PICKER_TEST_N="+strconv.Itoa(n))
@@ -138,10 +139,16 @@ func TestRefreshKilledMidWrite(t *testing.T) {
 			t.Fatalf("child said %q; want begin", l)
 		}
 		t0 := time.Now()
-		if kill > 0 {
-			time.Sleep(kill)
-			if fi, err := os.Stat(db + "-wal"); err == nil {
-				wal = fi.Size()
+		if killAt > 0 {
+			for time.Since(t0) < time.Minute {
+				if fi, err := os.Stat(db + "-wal"); err == nil && fi.Size() >= killAt {
+					wal = fi.Size()
+					break
+				}
+				if cmd.ProcessState != nil {
+					break
+				}
+				time.Sleep(200 * time.Microsecond)
 			}
 			cmd.Process.Signal(syscall.SIGKILL)
 		}
@@ -150,7 +157,7 @@ func TestRefreshKilledMidWrite(t *testing.T) {
 		}
 		err = cmd.Wait()
 		ran = time.Since(t0)
-		if kill == 0 && (err != nil || !done) {
+		if killAt == 0 && (err != nil || !done) {
 			t.Fatalf("calibration write failed: %v", err)
 		}
 		return ran, done, wal
@@ -158,20 +165,23 @@ func TestRefreshKilledMidWrite(t *testing.T) {
 	full, _, _ := run(filepath.Join(dir, "calibrate.db"), 0)
 	t.Logf("a full write of %d offers takes %v", n+2, full)
 
+	// Kill points by WAL size: the first spilled page, then deeper into the write (a
+	// 20k-offer rewrite leaves a few MiB of WAL). Opening writes nothing, so every WAL
+	// byte at a kill is the interrupted transaction's.
 	midWrite := 0
-	for i, frac := range []float64{0.05, 0.2, 0.4, 0.6, 0.8, 0.95} {
+	for i, at := range []int64{1, 16 << 10, 128 << 10, 512 << 10, 1 << 20, 2 << 20} {
 		db := filepath.Join(dir, fmt.Sprintf("kill%d.db", i))
-		_, done, wal := run(db, time.Duration(frac*float64(full)))
+		_, done, wal := run(db, at)
 		st, err := store.Open(ctx, db)
 		if err != nil {
-			t.Fatalf("kill at %.0f%%: reopen: %v", frac*100, err)
+			t.Fatalf("kill at WAL %d B: reopen: %v", at, err)
 		}
 		if err := st.IntegrityCheck(ctx); err != nil {
-			t.Errorf("kill at %.0f%%: %v", frac*100, err)
+			t.Errorf("kill at WAL %d B: %v", at, err)
 		}
 		offers, err := st.Offers(ctx, store.Query{Providers: []string{"static"}, Regions: []string{"marker-a", "marker-z"}})
 		if err != nil || len(offers) != 2 || offers[0].PriceUSDHr != offers[1].PriceUSDHr {
-			t.Fatalf("kill at %.0f%%: markers %v, %v; want both, at one version", frac*100, offers, err)
+			t.Fatalf("kill at WAL %d B: markers %v, %v; want both, at one version", at, offers, err)
 		}
 		c, _ := st.Counts(ctx)
 		st.Close()
@@ -181,14 +191,14 @@ func TestRefreshKilledMidWrite(t *testing.T) {
 			if wal > 0 { // the transaction's pages were in the WAL, uncommitted
 				midWrite++
 			}
-			t.Logf("killed at %.0f%% of the write (WAL %d B): integrity ok, previous snapshot current, %d current offers", frac*100, wal, c.CurrentOffers)
+			t.Logf("killed at WAL %d B (%d B): integrity ok, previous snapshot current, %d current offers", at, wal, c.CurrentOffers)
 		case v == 2:
-			t.Logf("killed at %.0f%%: the write had committed (done=%v)", frac*100, done)
+			t.Logf("kill at WAL %d B: the write had committed first (done=%v)", at, done)
 		default:
-			t.Errorf("kill at %.0f%%: version %d with done=%v", frac*100, v, done)
+			t.Errorf("kill at WAL %d B: version %d with done=%v", at, v, done)
 		}
 		if c.CurrentOffers != n+2 {
-			t.Errorf("kill at %.0f%%: %d current offers; want %d", frac*100, c.CurrentOffers, n+2)
+			t.Errorf("kill at WAL %d B: %d current offers; want %d", at, c.CurrentOffers, n+2)
 		}
 	}
 	if midWrite < 3 {
