@@ -1,10 +1,8 @@
 package fetchproc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -26,19 +24,12 @@ import (
 const chunk = 8192
 
 // Main is picker-fetch: `picker-fetch [-log-level L] [-log-format F]
-// [-max-answer-bytes N] PROVIDER`, the request (JSON) on stdin, the frames (gob) on
+// [-max-answer-bytes N] PROVIDER`, the request (JSON) on stdin, the frames (wire.go) on
 // stdout, logs on stderr. adapters are the SDK adapters it can run. It returns the exit
 // code: 0 for a result, 1 for an error result, 2 for a bad invocation (reported as an
 // error frame as well, so picker shows it).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, adapters []providers.Descriptor) int {
-	bw := bufio.NewWriterSize(stdout, 64<<10)
-	enc := gob.NewEncoder(bw)
-	send := func(f frame) error {
-		if err := enc.Encode(&f); err != nil {
-			return err
-		}
-		return bw.Flush()
-	}
+	send := newFrameWriter(stdout).write
 	usage := func(err error) int {
 		fmt.Fprintf(stderr, "%s: %v\n", Program, err)
 		_ = send(frame{Err: &wireError{Code: pricing.Internal, Message: fmt.Sprintf("%s: %v", Program, err)}})

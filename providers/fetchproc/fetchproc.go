@@ -7,7 +7,7 @@
 // providers pays for the SDKs, in the process that uses them.
 //
 // The parent side is Provider (a providers.Streamer): it writes the provider's config
-// section to picker-fetch's stdin as JSON and reads its stdout, a gob stream of parts
+// section to picker-fetch's stdin as JSON and reads its stdout, a stream of parts
 // (each a []pricing.Offer) and a final summary or error, forwarding each part as it
 // arrives. The child side is Main, which cmd/picker-fetch calls with its list of
 // adapters. The child logs to the stderr picker gives it, at picker's level, through
@@ -16,10 +16,8 @@
 package fetchproc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -264,10 +262,10 @@ func (e emitError) Error() string { return e.err.Error() }
 
 // read decodes frames until the final one, handing parts to emit.
 func read(r io.Reader, emit func([]pricing.Offer) error) (*providers.Snapshot, error) {
-	dec := gob.NewDecoder(bufio.NewReaderSize(r, 64<<10))
+	fr := newFrameReader(r)
 	for {
-		var f frame // fresh each time: emit may keep the part
-		if err := dec.Decode(&f); err != nil {
+		f, err := fr.read() // a fresh part each time: emit may keep it
+		if err != nil {
 			return nil, err
 		}
 		switch {

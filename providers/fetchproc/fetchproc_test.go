@@ -363,8 +363,9 @@ func TestBrokenChild(t *testing.T) {
 		want       []string
 	}{
 		{"crash", "cat >/dev/null; echo 'panic: boom' >&2; exit 3", []string{"aws: picker-fetch (", "ended without a result (exit status 3)"}},
-		{"garbled", "cat >/dev/null; echo 'hello, this is not a gob stream'", []string{"aws: picker-fetch (", "sent garbled output"}},
-		{"cut short", "cat >/dev/null; printf '\\x30\\xff\\x81\\x03\\x01'", []string{"aws: picker-fetch (", "sent garbled output (unexpected EOF"}},
+		{"garbled", "cat >/dev/null; echo 'hello, this is not a frame stream'", []string{"aws: picker-fetch (", "sent garbled output"}},
+		{"cut short", "cat >/dev/null; printf 'P\\005ab'", []string{"aws: picker-fetch (", "sent garbled output (unexpected EOF"}},
+		{"bad part", "cat >/dev/null; printf 'P\\003\\011ab'", []string{"aws: picker-fetch (", "sent garbled output", "9 offers in 3 bytes"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := script(t, tt.body)
@@ -454,5 +455,46 @@ func TestMainBadInvocation(t *testing.T) {
 	var stdout bytes.Buffer
 	if code := Main(context.Background(), []string{"fake"}, strings.NewReader(`{"protocol": 1, "config": {"Parts": [2]}}`), &stdout, io.Discard, fakeAdapters); code != 0 {
 		t.Errorf("a good invocation exits %d", code)
+	}
+}
+
+// TestOfferCodecCoversEveryField: every field of pricing.Offer, set to a value of its
+// own, survives the part encoding; a field added to Offer and not to appendOffer fails
+// here rather than vanishing between picker-fetch and picker.
+func TestOfferCodecCoversEveryField(t *testing.T) {
+	var o pricing.Offer
+	v := reflect.ValueOf(&o).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(fmt.Sprintf("value of %s", v.Type().Field(i).Name))
+		case reflect.Float64:
+			f.SetFloat(float64(i) + 0.25)
+		default:
+			if f.Type() != reflect.TypeFor[time.Time]() {
+				t.Fatalf("Offer.%s has type %s, which the codec does not know", v.Type().Field(i).Name, f.Type())
+			}
+			f.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)))
+		}
+	}
+	var buf bytes.Buffer
+	parts := [][]pricing.Offer{{o, o}, {}, {o}}
+	fw := newFrameWriter(&buf)
+	for _, p := range parts {
+		if err := fw.write(frame{Offers: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fw.write(frame{Summary: summarize((fakeConfig{}).summary())}); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]pricing.Offer
+	snap, err := read(&buf, func(p []pricing.Offer) error { got = append(got, p); return nil })
+	if err != nil || snap == nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, parts) {
+		t.Errorf("decoded %+v\nwant %+v", got, parts)
 	}
 }
