@@ -1,3 +1,5 @@
+//go:build unix
+
 package fetchproc
 
 import (
@@ -497,4 +499,26 @@ func TestOfferCodecCoversEveryField(t *testing.T) {
 	if !reflect.DeepEqual(got, parts) {
 		t.Errorf("decoded %+v\nwant %+v", got, parts)
 	}
+}
+
+// BenchmarkStream90k is the frame codec's cost for a 90k-offer refresh (issue 17's AWS
+// figure): 300 parts of 300 offers written and read back.
+func BenchmarkStream90k(b *testing.B) {
+	part := fakeOffers(0, 300)
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		fw := newFrameWriter(&buf)
+		for range 300 {
+			if err := fw.write(frame{Offers: part}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fw.write(frame{Summary: &summary{}})
+		n := 0
+		if _, err := read(&buf, func(p []pricing.Offer) error { n += len(p); return nil }); err != nil || n != 90000 {
+			b.Fatal(n, err)
+		}
+	}
+	b.ReportMetric(float64(buf.Cap())/(1<<20), "MiB-buffer")
 }
