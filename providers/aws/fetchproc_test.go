@@ -21,6 +21,7 @@ func TestThroughPickerFetch(t *testing.T) {
 	child := func(t *testing.T, url string) *fetchproc.Provider {
 		return providertest.FetchChild(t, Name, Config{Common: providers.Common{Regions: []string{"us-east-1", "us-west-2"}, Endpoint: url}})
 	}
+	providertest.Run(t, func(t *testing.T) providers.Provider { return child(t, newFakeAWS(t).serve(t)) })
 	t.Run("offers", func(t *testing.T) {
 		url := newFakeAWS(t).serve(t)
 		want, err := newTestProvider(t, url).Fetch(context.Background())

@@ -213,7 +213,11 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	p.lastPID = cmd.Process.Pid
 	p.mu.Unlock()
 
-	snap, rerr := read(out, emit)
+	offers := 0
+	snap, rerr := read(out, func(part []pricing.Offer) error {
+		offers += len(part)
+		return emit(part)
+	})
 	if rerr == nil {
 		// The child has sent its result and is exiting; one that lingers is stopped.
 		t := time.AfterFunc(waitDelay, cancel)
@@ -231,6 +235,8 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	var ce childError
 	var ee emitError
 	switch {
+	case rerr == nil && offers == 0: // the adapters never do this; the contract says so
+		return nil, pricing.Errorf(pricing.Unavailable, "%s: no prices found", p.name)
 	case rerr == nil:
 		return snap, nil
 	case errors.As(rerr, &ce):

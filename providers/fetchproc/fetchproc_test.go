@@ -522,3 +522,14 @@ func BenchmarkStream90k(b *testing.B) {
 	}
 	b.ReportMetric(float64(buf.Cap())/(1<<20), "MiB-buffer")
 }
+
+// TestNoOffersIsAFailure: a child whose result has no offers at all is "no prices
+// found" (the Streamer contract), not an empty catalog.
+func TestNoOffersIsAFailure(t *testing.T) {
+	for _, adapter := range []string{"fake", "fakefetch"} {
+		p, _ := testChild(t, adapter, fakeConfig{Parts: []int{0}}, slog.LevelInfo)
+		if _, err := p.Fetch(context.Background()); err == nil || err.Error() != adapter+": no prices found" || pricing.ErrorCode(err) != pricing.Unavailable {
+			t.Errorf("%s: %v; want %s: no prices found (unavailable)", adapter, err, adapter)
+		}
+	}
+}

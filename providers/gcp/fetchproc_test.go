@@ -20,6 +20,7 @@ func TestThroughPickerFetch(t *testing.T) {
 	child := func(t *testing.T, url string) *fetchproc.Provider {
 		return providertest.FetchChild(t, Name, Config{Common: providers.Common{Endpoint: url}, Project: "test-project", APIKeyEnv: "PICKER_TEST_GCP_KEY"})
 	}
+	providertest.Run(t, func(t *testing.T) providers.Provider { return child(t, newFakeGoogle(t).serve(t)) })
 	t.Run("offers", func(t *testing.T) {
 		url := newFakeGoogle(t).serve(t)
 		want, err := newTestProvider(t, url, nil).Fetch(context.Background())
