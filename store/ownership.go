@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -111,22 +110,6 @@ func hex32(v int64) string {
 	return string(b)
 }
 
-// writable reports whether the file and its directory can be written (SQLite needs the
-// directory for its WAL and shared-memory files).
-func writable(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return false
-	}
-	f.Close()
-	probe, err := os.CreateTemp(filepath.Dir(path), ".picker-probe-*")
-	if err != nil {
-		return false
-	}
-	probe.Close()
-	os.Remove(probe.Name())
-	return true
-}
 
 // LatestSchemaVersion is the schema version this build creates and reads (its newest
 // migration); a database's own is SchemaVersion.
