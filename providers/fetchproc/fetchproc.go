@@ -207,7 +207,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 		return nil, pricing.Errorf(pricing.Internal, "%s: %s: %w", p.name, Program, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, pricing.Errorf(pricing.Internal, "%s: start %s (%s): %w", p.name, path, Program, err)
+		return nil, pricing.Errorf(pricing.Internal, "%s: start %s (%s): %w", p.name, Program, path, err)
 	}
 	p.mu.Lock()
 	p.lastPID = cmd.Process.Pid
