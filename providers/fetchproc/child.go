@@ -45,7 +45,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "usage: %s [flags] PROVIDER < request.json\n\nRuns one provider's fetch for picker (which starts it; see docs/CONTRACT.md).\nProviders: %s\n\n", Program, strings.Join(names(adapters), ", "))
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return 2 // a person asking: the usage is on stderr
+	} else if err != nil {
 		return usage(err)
 	}
 	if fs.NArg() != 1 {
