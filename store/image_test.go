@@ -12,7 +12,7 @@ import (
 
 // imageStore writes a few providers' synthetic offers (shared shapes, price ties,
 // fractional slices, spot and on-demand) and returns the store.
-func imageStore(t *testing.T, r *rand.Rand) *Store {
+func imageStore(t testing.TB, r *rand.Rand) *Store {
 	t.Helper()
 	ctx := context.Background()
 	s := openTest(t)
@@ -198,5 +198,46 @@ func TestImageCodec(t *testing.T) {
 		if _, err := decodeImage(bad); err == nil {
 			t.Errorf("decodeImage accepted %d bytes of malformed data", len(bad))
 		}
+	}
+}
+
+// BenchmarkReadShapesImage: recommend's reads (ReadShapes asking 80 shapes for up to
+// 80 more offers, as fit.ShapeNeeds does for --top 10, then CountByGPU) over a ~2k-offer
+// catalogue, from the offers image as a one-shot command reads it (nothing decoded
+// yet), from the image as the daemon holds it, and from the tables.
+func BenchmarkReadShapesImage(b *testing.B) {
+	ctx := context.Background()
+	s := imageStore(b, rand.New(rand.NewPCG(5, 7)))
+	plan := func(cheapest []pricing.Offer) ([]ShapeNeed, error) {
+		needs := make([]ShapeNeed, len(cheapest))
+		for i := range min(80, len(needs)) {
+			needs[i] = ShapeNeed{Limit: 80, MaxPrice: math.Inf(1)}
+		}
+		return needs, nil
+	}
+	q := Query{Purchase: pricing.OnDemand}
+	for _, tt := range []struct {
+		name  string
+		image bool
+		cold  bool
+	}{{"image-cold", true, true}, {"image-held", true, false}, {"tables", false, false}} {
+		b.Run(tt.name, func(b *testing.B) {
+			s.UseImage(tt.image)
+			n := 0
+			for b.Loop() {
+				if tt.cold {
+					s.img = imageCache{}
+				}
+				out, err := s.ReadShapes(ctx, q, plan)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.CountByGPU(ctx, q, []string{"H100", "T4"}); err != nil {
+					b.Fatal(err)
+				}
+				n = len(out)
+			}
+			b.ReportMetric(float64(n), "offers")
+		})
 	}
 }
