@@ -7,7 +7,9 @@
 // Adapters live in sub-packages (aws, gcp, azure, lambda, runpod, static). Each imports
 // only this package, pricing, providers/httpx (the shared HTTP retry policy) and its own
 // SDK: never the store, never another adapter. providers/registry lists them;
-// providers/providertest is their shared conformance suite and fake-server kit.
+// providers/providertest is their shared conformance suite and fake-server kit. The SDK
+// adapters (aws, gcp) run in the picker-fetch program (providers/fetchproc), picker
+// linking only their light config packages (aws/awsconf, gcp/gcpconf).
 package providers
 
 import (

@@ -110,7 +110,6 @@ func hex32(v int64) string {
 	return string(b)
 }
 
-
 // LatestSchemaVersion is the schema version this build creates and reads (its newest
 // migration); a database's own is SchemaVersion.
 func LatestSchemaVersion() int {

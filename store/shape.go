@@ -45,6 +45,11 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 		return nil, s.dbError("read shapes", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	if img, ok, err := s.image(ctx, conn); err != nil {
+		return nil, err
+	} else if ok {
+		return readShapesImage(img, q, plan)
+	}
 
 	var version int64
 	if s.cache != nil {
@@ -319,6 +324,11 @@ func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[s
 	if len(models) == 0 {
 		return out, nil
 	}
+	if img, ok, err := s.image(ctx, s.db); err != nil {
+		return nil, err
+	} else if ok {
+		return countByGPUImage(img, q, models)
+	}
 	ph := strings.TrimSuffix(strings.Repeat("?, ", len(models)), ", ")
 	sw = append(sw, "s.gpu_model IN ("+ph+")")
 	for _, m := range models {
@@ -341,7 +351,9 @@ func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[s
 		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
 			continue
 		}
-		out[o.GPUModel] += n
+		if n > 0 { // a model with no matching offer is absent, as from the image
+			out[o.GPUModel] += n
+		}
 	}
 	return out, s.dbError("count offers", rows.Err())
 }

@@ -161,10 +161,11 @@ func TestReadShapesAll(t *testing.T) {
 	if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: uniq, Finished: at(0)}); err != nil {
 		t.Fatal(err)
 	}
-	for _, cache := range []bool{false, true} {
+	for i, cache := range []bool{false, true, false, true} {
 		if cache {
 			s.CacheOffers(100_000)
 		}
+		s.UseImage(i < 2) // the offers image, then the tables
 		for _, q := range []Query{{}, {Purchase: pricing.Spot, Regions: []string{"R03", "r04"}}, {GPUModels: []string{"h100"}, MaxPriceUSDHr: 30}, {MinVRAMGiB: 24}} {
 			want, err := s.queryOffers(ctx, q)
 			if err != nil {

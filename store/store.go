@@ -41,6 +41,10 @@ type Store struct {
 	cache *offerCache
 	// readOnly: the file cannot be written (openReadOnly).
 	readOnly bool
+	// img holds the decoded offers image of one data version (image.go); noImage
+	// turns its use off (tests compare both paths).
+	img     imageCache
+	noImage bool
 	// health is what Ping and the writer keep beside the pool (health.go, writer.go).
 	health
 }

@@ -14,6 +14,8 @@ import (
 // every open, so it creates nothing (the portable probe, writable_other.go, creates and
 // removes a file).
 func writable(path string) bool {
-	ok := func(p string) bool { return sysunix.Faccessat(sysunix.AT_FDCWD, p, sysunix.W_OK, sysunix.AT_EACCESS) == nil }
+	ok := func(p string) bool {
+		return sysunix.Faccessat(sysunix.AT_FDCWD, p, sysunix.W_OK, sysunix.AT_EACCESS) == nil
+	}
 	return ok(path) && ok(filepath.Dir(path))
 }

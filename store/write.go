@@ -142,6 +142,9 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []providerSource, onl
 		}
 		results = append(results, r)
 	}
+	if err := writeImage(ctx, tx); err != nil {
+		return nil, false, s.dbError("write offers image", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, false, s.dbError("commit write", err)
 	}

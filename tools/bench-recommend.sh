@@ -3,7 +3,8 @@
 #
 #   tools/bench-recommend.sh [workdir]        # default workdir: a fresh temp directory
 #
-# Env: PICKER=path uses a prebuilt picker (default: go build ./cmd/picker), RUNS (15)
+# Env: PICKER=path uses a prebuilt picker (default: go build ./cmd/picker), PICKER_FETCH
+# a prebuilt picker-fetch (default: built here), RUNS (15)
 # cold runs per command, LOAD_SECS (10) per daemon load run, SKIP_BUILD_DB=1 reuses the
 # workdir's databases.
 #
@@ -28,6 +29,11 @@ if [[ -z "${PICKER:-}" ]]; then
 	go build -o "$W/bin/picker" ./cmd/picker
 	PICKER=$W/bin/picker
 fi
+if [[ -z "${PICKER_FETCH:-}" ]]; then # the aws and gcp adapters' program (unused by these figures, built for completeness)
+	go build -o "$W/bin/picker-fetch" ./cmd/picker-fetch
+	PICKER_FETCH=$W/bin/picker-fetch
+fi
+export PICKER_FETCH
 go build -o "$W/bin/" ./tools/benchgen ./tools/benchbase ./tools/loadclient
 B=$W/bin
 echo "workdir $W; picker $PICKER; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"

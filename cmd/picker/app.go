@@ -206,14 +206,7 @@ func (a *app) setup() error {
 	default:
 		return usageError{fmt.Errorf("--output %q: want table, json or csv", a.output)}
 	}
-	level := slog.LevelInfo
-	if a.quiet {
-		level = slog.LevelError
-	}
-	if a.verbose {
-		level = slog.LevelDebug
-	}
-	hopts := &slog.HandlerOptions{Level: level}
+	hopts := &slog.HandlerOptions{Level: a.logLevel()}
 	switch a.logFormat {
 	case "text", "":
 		a.log = slog.New(slog.NewTextHandler(a.stderr, hopts))
@@ -232,6 +225,17 @@ func (a *app) setup() error {
 	// One cap on every provider answer, whichever adapter reads it.
 	httpx.SetMaxBodyBytes(int64(cfg.Refresh.MaxAnswerMiB) << 20)
 	return nil
+}
+
+// logLevel is the level -q and -v ask for.
+func (a *app) logLevel() slog.Level {
+	switch {
+	case a.verbose:
+		return slog.LevelDebug
+	case a.quiet:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
 }
 
 // store opens the database, creating and seeding it from the embedded snapshot on first

@@ -32,6 +32,7 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		st.UseImage(round < 2) // the offers image (a small catalogue), then the tables
 		var memo *recommendMemo
 		if round%2 == 1 { // the daemon's caches
 			st.CacheOffers(offerCacheSize)

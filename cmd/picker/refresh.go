@@ -58,6 +58,9 @@ func (a *app) refreshJobs(names []string) ([]refresh.Job, error) {
 			return nil, usageError{fmt.Errorf("--provider %q: unknown provider; known: %s", name, strings.Join(registry.Names(), ", "))}
 		}
 		p, err := newProvider(d, a.cfg.Providers.Sections()[name])
+		if err == nil {
+			err = a.configureChild(p)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

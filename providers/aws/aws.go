@@ -41,36 +41,26 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/aws/awsconf"
 	"github.com/pickergpu/picker/providers/httpx"
 )
 
 // Name is the provider name used in offers and config.
-const Name = "aws"
+const Name = awsconf.Name
 
 // DefaultRegions are priced when the config names none.
-var DefaultRegions = []string{"us-east-1", "us-west-2"}
+var DefaultRegions = awsconf.DefaultRegions
 
 // PricingRegions are the regions that host the Price List Query API endpoint.
-var PricingRegions = []string{"us-east-1", "ap-south-1", "eu-central-1"}
+var PricingRegions = awsconf.PricingRegions
 
-// Config is the [providers.aws] section.
-type Config struct {
-	providers.Common
-	// PricingRegion is where the Price List Query API is called (it prices every region
-	// from there): us-east-1 (default), ap-south-1 or eu-central-1.
-	PricingRegion string `toml:"pricing_region"`
-}
+// Config is the [providers.aws] section; it lives in the light package awsconf, which
+// the picker binary links instead of this one.
+type Config = awsconf.Config
 
-// Descriptor presents the adapter to the registry.
-var Descriptor = providers.Descriptor{
-	Name:        Name,
-	Description: "Amazon EC2 GPU instances: on-demand (Price List Query API) and spot (EC2 spot price history)",
-	Options: []providers.Option{
-		{Key: "pricing_region", Help: "region of the Price List Query API endpoint: us-east-1, ap-south-1 or eu-central-1", Default: "us-east-1"},
-	},
-	Config: Config{},
-	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
-}
+// Descriptor presents the SDK adapter: picker-fetch's list holds it (picker's registry
+// holds awsconf's, which runs picker-fetch).
+var Descriptor = awsconf.Descriptor(providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }))
 
 // Option adjusts a Provider; tests use them to inject the clock, the HTTP client and a
 // fast retry backoff.
@@ -116,11 +106,11 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 	for _, fn := range opts {
 		fn(&o)
 	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if cfg.PricingRegion == "" {
 		cfg.PricingRegion = "us-east-1"
-	}
-	if !slices.Contains(PricingRegions, cfg.PricingRegion) {
-		return nil, pricing.Errorf(pricing.Invalid, "aws: pricing_region %q: want one of %s", cfg.PricingRegion, strings.Join(PricingRegions, ", "))
 	}
 	regions := cfg.Regions
 	if len(regions) == 0 {
@@ -135,9 +125,6 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 		}
 		seen[r] = true
 		rs = append(rs, r)
-	}
-	if cfg.Endpoint != "" && !strings.HasPrefix(cfg.Endpoint, "http://") && !strings.HasPrefix(cfg.Endpoint, "https://") {
-		return nil, pricing.Errorf(pricing.Invalid, "aws: endpoint %q: want an http:// or https:// URL", cfg.Endpoint)
 	}
 	if o.maxAttempts < 1 {
 		o.maxAttempts = 1

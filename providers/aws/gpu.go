@@ -178,10 +178,12 @@ type factsCache struct {
 	m  map[string]cachedFacts
 }
 
-// cachedFacts is one described type: its facts, and whether it has a GPU at all.
+// cachedFacts is one described type: its facts, whether it has a GPU at all, and the
+// warning its description gave ("" for none), which every region offering it repeats.
 type cachedFacts struct {
-	f  gpuFacts
-	ok bool
+	f    gpuFacts
+	ok   bool
+	warn string
 }
 
 func newFactsCache() *factsCache { return &factsCache{m: map[string]cachedFacts{}} }
@@ -205,17 +207,25 @@ func (c *factsCache) put(typ string, cf cachedFacts) {
 	c.m[typ] = cf
 }
 
-// facts returns the GPU facts of those of types that have a GPU.
-func (c *factsCache) facts(types []string) map[string]gpuFacts {
+// facts returns the GPU facts of those of types that have a GPU, and the warnings of
+// types, sorted and without repeats: what describing types in this region would give,
+// whichever region described them.
+func (c *factsCache) facts(types []string) (map[string]gpuFacts, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make(map[string]gpuFacts, len(types))
+	var warns []string
 	for _, t := range types {
-		if cf := c.m[t]; cf.ok {
+		cf := c.m[t]
+		if cf.ok {
 			out[t] = cf.f
 		}
+		if cf.warn != "" {
+			warns = append(warns, cf.warn)
+		}
 	}
-	return out
+	slices.Sort(warns)
+	return out, slices.Compact(warns)
 }
 
 // gpuFamilyFilter is the instance-type filter with values: the g* and p* families (gr*
@@ -227,55 +237,53 @@ func gpuFamilyFilter(values ...string) []ec2types.Filter {
 // describeGPUInstanceTypes returns the GPU facts of the region's g*/p* instance types:
 // the types the region offers (DescribeInstanceTypeOfferings, every page), with facts
 // from cache, describing (DescribeInstanceTypes, named in batches of describeBatch)
-// only the types no region of this fetch has described yet. Warnings come from the
-// region that described the type.
+// only the types no region of this fetch has described yet. The warnings are those of
+// the region's types, whichever region described them.
 func describeGPUInstanceTypes(ctx context.Context, c ec2API, cache *factsCache) (map[string]gpuFacts, []string, error) {
 	offered, err := offeredGPUTypes(ctx, c)
 	if isUnauthorized(err) {
 		// A policy written for the adapter before it called
 		// DescribeInstanceTypeOfferings: list and describe the region's g*/p* types in
 		// one go, as it used to (DescribeInstanceTypes lists only the region's types).
-		described, warns, err := describe(ctx, c, "g*", "p*")
+		described, err := describe(ctx, c, "g*", "p*")
 		if err != nil {
 			return nil, nil, err
 		}
 		for t, cf := range described {
 			cache.put(t, cf)
 		}
-		return cache.facts(sortedKeys(described)), warns, nil
+		facts, warns := cache.facts(sortedKeys(described))
+		return facts, warns, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	var warns []string
 	unknown := cache.missing(offered)
 	for start := 0; start < len(unknown); start += describeBatch {
 		batch := unknown[start:min(start+describeBatch, len(unknown))]
-		described, w, err := describe(ctx, c, batch...)
+		described, err := describe(ctx, c, batch...)
 		if err != nil {
 			return nil, nil, err
 		}
-		warns = append(warns, w...)
 		// A type asked for and not described has no facts (and is not asked again).
 		for _, t := range batch {
 			cache.put(t, described[t])
 		}
 	}
-	slices.Sort(warns)
-	return cache.facts(offered), slices.Compact(warns), nil
+	facts, warns := cache.facts(offered)
+	return facts, warns, nil
 }
 
 // describe runs DescribeInstanceTypes with the instance-type filter values (names or
 // wildcards), every page, and returns the GPU types it describes.
-func describe(ctx context.Context, c ec2API, values ...string) (map[string]cachedFacts, []string, error) {
+func describe(ctx context.Context, c ec2API, values ...string) (map[string]cachedFacts, error) {
 	in := &ec2.DescribeInstanceTypesInput{MaxResults: awssdk.Int32(100), Filters: gpuFamilyFilter(values...)}
 	described := map[string]cachedFacts{}
-	var warns []string
 	pg := ec2.NewDescribeInstanceTypesPaginator(c, in, func(o *ec2.DescribeInstanceTypesPaginatorOptions) { o.StopOnDuplicateToken = true })
 	for pg.HasMorePages() {
 		out, err := pg.NextPage(ctx)
 		if err != nil {
-			return nil, nil, fmt.Errorf("describe instance types: %w", err)
+			return nil, fmt.Errorf("describe instance types: %w", err)
 		}
 		for _, it := range out.InstanceTypes {
 			typ := string(it.InstanceType)
@@ -283,14 +291,10 @@ func describe(ctx context.Context, c ec2API, values ...string) (map[string]cache
 				continue
 			}
 			f, warn, ok := factsFromEC2(it)
-			if warn != "" {
-				warns = append(warns, warn)
-			}
-			described[typ] = cachedFacts{f, ok}
+			described[typ] = cachedFacts{f, ok, warn}
 		}
 	}
-	slices.Sort(warns)
-	return described, slices.Compact(warns), nil
+	return described, nil
 }
 
 // isUnauthorized reports an EC2 UnauthorizedOperation answer: the credentials' policy

@@ -29,39 +29,27 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
+	"github.com/pickergpu/picker/providers/gcp/gcpconf"
 	"github.com/pickergpu/picker/providers/httpx"
 )
 
 // Name is the provider name used in offers and config.
-const Name = "gcp"
+const Name = gcpconf.Name
 
 // ComputeService is Compute Engine's id in the Cloud Billing Catalog.
 const ComputeService = "6F81-5844-456A"
 
 // DefaultAPIKeyEnv names the environment variable holding the Cloud Billing API key
 // when api_key_env is not set.
-const DefaultAPIKeyEnv = "PICKER_GCP_API_KEY"
+const DefaultAPIKeyEnv = gcpconf.DefaultAPIKeyEnv
 
-// Config is the [providers.gcp] section.
-type Config struct {
-	providers.Common
-	// Project is the project whose machine and accelerator type lists are read.
-	Project string `toml:"project"`
-	// APIKeyEnv names the environment variable that holds a Cloud Billing API key.
-	APIKeyEnv string `toml:"api_key_env"`
-}
+// Config is the [providers.gcp] section; it lives in the light package gcpconf, which
+// the picker binary links instead of this one.
+type Config = gcpconf.Config
 
-// Descriptor presents the adapter to the registry.
-var Descriptor = providers.Descriptor{
-	Name:        Name,
-	Description: "Google Compute Engine GPU machines (a2, a3, a4, g2, g4, n1 + T4/V100/P100/P4): prices composed from Cloud Billing Catalog SKUs",
-	Options: []providers.Option{
-		{Key: "project", Help: "Google Cloud project used to list machine and accelerator types (required)"},
-		{Key: "api_key_env", Help: "environment variable holding a Cloud Billing API key; when it is empty, Application Default Credentials are used", Default: DefaultAPIKeyEnv},
-	},
-	Config: Config{},
-	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
-}
+// Descriptor presents the SDK adapter: picker-fetch's list holds it (picker's registry
+// holds gcpconf's, which runs picker-fetch).
+var Descriptor = gcpconf.Descriptor(providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }))
 
 // Option adjusts a Provider; tests use them to inject the clock, the HTTP client and a
 // fast retry backoff.
@@ -115,14 +103,11 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 	for _, fn := range opts {
 		fn(&o)
 	}
-	if strings.TrimSpace(cfg.Project) == "" {
-		return nil, pricing.Errorf(pricing.Invalid, "gcp: project is required (the project whose machine types are listed)")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.APIKeyEnv == "" {
 		cfg.APIKeyEnv = DefaultAPIKeyEnv
-	}
-	if cfg.Endpoint != "" && !strings.HasPrefix(cfg.Endpoint, "http://") && !strings.HasPrefix(cfg.Endpoint, "https://") {
-		return nil, pricing.Errorf(pricing.Invalid, "gcp: endpoint %q: want an http:// or https:// URL", cfg.Endpoint)
 	}
 	return &Provider{cfg: cfg, opts: o}, nil
 }

@@ -2,16 +2,22 @@
 // `picker providers`, `picker refresh --provider`, the daemon's jobs, the config's
 // [providers.*] sections (package config decodes each into the descriptor's Config) and
 // the test that config.example.toml documents every option. Adding an adapter means
-// adding it here, and nowhere else. Only cmd/picker and config import it.
+// adding it here, and nowhere else (for an SDK adapter, also to cmd/picker-fetch's
+// list). Only cmd/picker and config import it.
+//
+// aws and gcp are listed through their light packages (awsconf, gcpconf: config,
+// options, checks) and fetch in the picker-fetch program (providers/fetchproc), so the
+// picker binary links no cloud SDK and no command pays for its initialisation.
 package registry
 
 import (
 	"slices"
 
 	"github.com/pickergpu/picker/providers"
-	"github.com/pickergpu/picker/providers/aws"
+	"github.com/pickergpu/picker/providers/aws/awsconf"
 	"github.com/pickergpu/picker/providers/azure"
-	"github.com/pickergpu/picker/providers/gcp"
+	"github.com/pickergpu/picker/providers/fetchproc"
+	"github.com/pickergpu/picker/providers/gcp/gcpconf"
 	"github.com/pickergpu/picker/providers/lambda"
 	"github.com/pickergpu/picker/providers/runpod"
 	"github.com/pickergpu/picker/providers/static"
@@ -20,8 +26,8 @@ import (
 // All returns every adapter's descriptor, in the order `picker providers` lists them.
 func All() []providers.Descriptor {
 	return []providers.Descriptor{
-		aws.Descriptor,
-		gcp.Descriptor,
+		awsconf.Descriptor(fetchproc.Constructor(awsconf.Name, awsconf.Config.Validate)),
+		gcpconf.Descriptor(fetchproc.Constructor(gcpconf.Name, gcpconf.Config.Validate)),
 		azure.Descriptor,
 		lambda.Descriptor,
 		runpod.Descriptor,

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// sdkPrefixes are the import paths of the cloud SDKs and what they bring (gRPC,
+// protobuf): their package initialisation cost every picker command ~8 ms (issue 17),
+// so they live in picker-fetch only (providers/fetchproc).
+var sdkPrefixes = []string{
+	"github.com/aws/aws-sdk-go-v2",
+	"github.com/aws/smithy-go",
+	"cloud.google.com/go",
+	"google.golang.org/api",
+	"google.golang.org/grpc",
+	"google.golang.org/protobuf",
+}
+
+// TestPickerLinksNoCloudSDK pins the split: picker's dependencies hold none of the SDK
+// packages, picker-fetch's hold them (so the check cannot pass on an empty listing).
+func TestPickerLinksNoCloudSDK(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool to list dependencies with: %v", err)
+	}
+	deps := func(pkg string) []string {
+		out, err := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	sdk := func(p string) bool {
+		for _, pre := range sdkPrefixes {
+			if p == pre || strings.HasPrefix(p, pre+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range deps("github.com/pickergpu/picker/cmd/picker") {
+		if sdk(p) {
+			t.Errorf("picker links %s: the cloud SDKs belong in picker-fetch (use the adapter's light package and providers/fetchproc)", p)
+		}
+	}
+	found := map[string]bool{}
+	for _, p := range deps("github.com/pickergpu/picker/cmd/picker-fetch") {
+		for _, pre := range []string{"github.com/aws/aws-sdk-go-v2/service/ec2", "cloud.google.com/go/compute/apiv1"} {
+			if p == pre {
+				found[pre] = true
+			}
+		}
+	}
+	if len(found) != 2 {
+		t.Errorf("picker-fetch's dependencies lack the SDK adapters' packages (found %v): the listing is wrong", found)
+	}
+}
