@@ -297,12 +297,9 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		return res, s.dbError("write "+provider+" snapshot: drop indexes", err)
 	}
 
-	// New offers get ids above every stored one: their price intervals open in one
-	// statement once they are all inserted.
-	var newAbove int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM offers`).Scan(&newAbove); err != nil {
-		return res, s.dbError("write "+provider+" snapshot", err)
-	}
+	// New offers get ids above every stored one (bulk.rows is max(id)): their price
+	// intervals open in one statement once they are all inserted.
+	newAbove := bulk.rows
 	ins := &newOffers{st: st, provider: provider, errf: s.dbError}
 	i := 0
 	err = w.src.each(ctx, func(o *pricing.Offer) error {
