@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
@@ -296,7 +297,7 @@ func (c *Config) validate(src []byte) error {
 			return pricing.Errorf(pricing.Invalid, "config: %s:%d: %s %d: want between %d and %d", c.Path, lineOfKey(src, n.key), n.key, n.v, n.lo, n.hi)
 		}
 	}
-	if e := c.Daemon.TokenEnv; e != "" && !envNameRe.MatchString(e) {
+	if e := c.Daemon.TokenEnv; e != "" && !envNameRe().MatchString(e) {
 		// Not an environment variable's name: most likely the token itself, which
 		// must not sit in the file (nor be echoed here).
 		return pricing.Errorf(pricing.Invalid, "config: %s:%d: [daemon] token_env: want the NAME of an environment variable (A-Z, 0-9, _), not the token itself", c.Path, lineOfKey(src, "[daemon] token_env"))
@@ -318,7 +319,8 @@ func (c *Config) validate(src []byte) error {
 	return nil
 }
 
-var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// Compiled on first use, not in package init, which every picker command runs.
+var envNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // CheckSchedule parses a cron spec or descriptor as the scheduler does and refuses a
 // period under MinInterval. "@every" is checked on its own text: the cron library turns
@@ -445,7 +447,7 @@ func (c *Config) Secrets(getenv func(string) string) []string {
 		if name == "" {
 			return
 		}
-		if envNameRe.MatchString(name) {
+		if envNameRe().MatchString(name) {
 			names = append(names, name)
 		} else {
 			out = append(out, name)

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pickergpu/picker/fit"
@@ -68,7 +69,10 @@ func FromEnv(getenv func(string) string) Options {
 	return o
 }
 
-var hubIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// Compiled on first use, not in package init, which every picker command runs.
+var hubIDRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+})
 
 // Resolve finds a model by, in order: a path to a config.json (or a directory holding
 // one); a catalog short name, Hub id or alias (case-insensitive); a raw parameter count
@@ -115,7 +119,7 @@ func resolve(ctx context.Context, ref, params string, opt Options) (*fit.Model, 
 	if _, err := fit.ParseParamCount(ref); err == nil {
 		return fit.ModelFromParams(ref)
 	}
-	if hubIDRe.MatchString(ref) && !strings.Contains(ref, "..") {
+	if hubIDRe().MatchString(ref) && !strings.Contains(ref, "..") {
 		return fetchHub(ctx, ref, opt)
 	}
 	return nil, pricing.Errorf(pricing.NotFound, "unknown model %q; closest catalog names: %s (or pass a Hugging Face id, a path to config.json, or --params)",
@@ -171,7 +175,7 @@ func fromFile(path string) (*fit.Model, error) {
 	var origin struct {
 		NameOrPath string `json:"_name_or_path"`
 	}
-	if json.Unmarshal(data, &origin) == nil && hubIDRe.MatchString(origin.NameOrPath) {
+	if json.Unmarshal(data, &origin) == nil && hubIDRe().MatchString(origin.NameOrPath) {
 		m.HFID = origin.NameOrPath
 	}
 	m.Notes = append(m.Notes, "architecture read from "+path)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // GPU names are the trap every price collector falls into: clouds report "NVIDIA",
@@ -115,10 +116,11 @@ func rtx6000(h hints) string {
 var (
 	// A memory figure is a number after a separator ("-80gb", " (80 GB", "-80G-"), so
 	// "a10g" or "h100" never read as memory.
-	memRe      = regexp.MustCompile(`(?:^|[\s\-(])(\d+(?:\.\d+)?)\s*(?:gb|gib|g)\b`)
-	nvlRe      = regexp.MustCompile(`\bnvl\b`)
-	countRe    = regexp.MustCompile(`^\s*\d+\s*x\s+`)
-	nonAlnumRe = regexp.MustCompile(`[^a-z0-9]+`)
+	// Compiled on first use, not in package init, which every picker command runs.
+	memRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[\s\-(])(\d+(?:\.\d+)?)\s*(?:gb|gib|g)\b`) })
+	nvlRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bnvl\b`) })
+	countRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\d+\s*x\s+`) })
+	nonAlnumRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9]+`) })
 	// Words that name a vendor, brand or packaging but never change which GPU it is.
 	noiseWords = []string{"nvidia", "amd", "tesla", "geforce", "instinct", "hbm3e", "hbm3", "hbm2e", "hbm2", "gddr6", "gddr7", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pcie", "nvlink", "nvl", "sxm", "generation", "gpu", "graphics", "accelerator", "oam"}
 )
@@ -137,11 +139,11 @@ func NormalizeGPU(name string, memGiB float64) (string, bool) {
 	}
 	s := strings.ToLower(raw)
 	s = strings.ReplaceAll(s, "_", " ")
-	s = countRe.ReplaceAllString(s, "")        // "8x H100 (80 GB SXM5)"
+	s = countRe().ReplaceAllString(s, "")      // "8x H100 (80 GB SXM5)"
 	s = strings.TrimPrefix(s, "nvidia-tesla-") // GCP accelerator types
 	s = strings.TrimPrefix(s, "nvidia-")
 	h := hints{memGiB: memGiB}
-	if m := memRe.FindStringSubmatch(s); m != nil {
+	if m := memRe().FindStringSubmatch(s); m != nil {
 		if v, err := strconv.ParseFloat(m[1], 64); err == nil && v >= 4 {
 			if h.memGiB == 0 {
 				h.memGiB = v
@@ -150,7 +152,7 @@ func NormalizeGPU(name string, memGiB float64) (string, bool) {
 		}
 	}
 	h.pcie = strings.Contains(s, "pcie")
-	h.nvl = nvlRe.MatchString(s)
+	h.nvl = nvlRe().MatchString(s)
 	h.sxm = strings.Contains(s, "sxm")
 	// Drop the parenthesised remainder of Lambda-style descriptions once memory is read.
 	if i := strings.IndexByte(s, '('); i > 0 {
@@ -159,7 +161,7 @@ func NormalizeGPU(name string, memGiB float64) (string, bool) {
 		h.pcie = h.pcie || strings.Contains(rest, "pcie")
 		h.sxm = h.sxm || strings.Contains(rest, "sxm")
 	}
-	words := strings.Fields(nonAlnumRe.ReplaceAllString(s, " "))
+	words := strings.Fields(nonAlnumRe().ReplaceAllString(s, " "))
 	words = slices.DeleteFunc(words, func(w string) bool { return slices.Contains(noiseWords, w) })
 	key := strings.Join(words, "")
 	// Form factor is part of the identity only for H100; try the precise key first.

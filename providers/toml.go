@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -34,13 +35,16 @@ func TOMLErrorString(path string, err error) string {
 	return fmt.Sprintf("%s: %v", path, err)
 }
 
-var tomlTypeRE = regexp.MustCompile(`^(?:toml: )?cannot (?:decode|store) TOML (\w+) into (?:struct field \S+|a Go value) of type (\S+)$`)
+// Compiled on first use, not in package init, which every picker command runs.
+var tomlTypeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:toml: )?cannot (?:decode|store) TOML (\w+) into (?:struct field \S+|a Go value) of type (\S+)$`)
+})
 
 // plainTOMLType rewrites the decoder's "cannot decode TOML string into struct field
 // aws.Config.Enabled of type bool" into what the key wants, in TOML terms: no Go type or
 // struct names reach the user.
 func plainTOMLType(msg string) string {
-	m := tomlTypeRE.FindStringSubmatch(msg)
+	m := tomlTypeRE().FindStringSubmatch(msg)
 	if m == nil {
 		return strings.TrimPrefix(msg, "toml: ")
 	}

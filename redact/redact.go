@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Mask replaces every redacted secret.
@@ -21,14 +22,17 @@ const minSecretLen = 6
 
 // patterns catch secrets by shape. Each keeps its first group (the name) and masks the
 // rest.
-var patterns = []*regexp.Regexp{
-	// Authorization: Bearer xyz / Authorization: Basic xyz / "authorization":"xyz"
-	regexp.MustCompile(`(?i)(\bauthorization["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;]+`),
-	// a bearer token anywhere
-	regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}`),
-	// key=..., api_key=..., access_token=..., X-Amz-Signature=... in URLs, forms, JSON
-	regexp.MustCompile(`(?i)(\b(?:api[_-]?key|apikey|key|token|access[_-]?token|refresh[_-]?token|id[_-]?token|secret|client[_-]?secret|password|passwd|signature|sig|x-amz-signature|x-amz-security-token|x-amz-credential|x-goog-api-key)["']?\s*[=:]\s*["']?)[^\s&"',;)}]+`),
-}
+// Compiled on first use, not in package init, which every picker command runs.
+var patterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// Authorization: Bearer xyz / Authorization: Basic xyz / "authorization":"xyz"
+		regexp.MustCompile(`(?i)(\bauthorization["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;]+`),
+		// a bearer token anywhere
+		regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}`),
+		// key=..., api_key=..., access_token=..., X-Amz-Signature=... in URLs, forms, JSON
+		regexp.MustCompile(`(?i)(\b(?:api[_-]?key|apikey|key|token|access[_-]?token|refresh[_-]?token|id[_-]?token|secret|client[_-]?secret|password|passwd|signature|sig|x-amz-signature|x-amz-security-token|x-amz-credential|x-goog-api-key)["']?\s*[=:]\s*["']?)[^\s&"',;)}]+`),
+	}
+})
 
 // Redactor scrubs a fixed set of known secret values plus the patterns.
 type Redactor struct {
@@ -56,7 +60,7 @@ func (r *Redactor) String(s string) string {
 			s = strings.ReplaceAll(s, v, Mask)
 		}
 	}
-	for _, p := range patterns {
+	for _, p := range patterns() {
 		s = p.ReplaceAllString(s, "${1}"+Mask)
 	}
 	return s

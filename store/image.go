@@ -27,7 +27,7 @@ var imageMaxOffers = 25_000 // a variable for the tests
 
 // imageFormat is the encoding's version (its first byte); an image in another format
 // is ignored, so a newer picker's image never confuses an older one.
-const imageFormat = 1
+const imageFormat = 2
 
 // imageVersionSQL is the data version an image must carry to be current: the newest
 // successful run. Every write of current offers records one in its transaction, and
@@ -75,11 +75,13 @@ func writeImage(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// encodeImage writes offers (raw facts, as stored) as: the format byte; a string table
-// (uvarint count, then uvarint length and bytes each); the offer count; per offer its
-// shape id, eight string-table indexes (provider, region, zone, instance type,
-// purchase, GPU model, currency, source), five float64s (GPU count, GPU memory, vCPUs,
-// RAM, price; little endian) and the observed time (varint unix seconds).
+// encodeImage writes offers (facts as stored; in store order) as: the format byte; a
+// string table (uvarint count, then uvarint length and bytes each); the shapes (count,
+// then per shape its id, string-table indexes of provider, instance type, purchase and
+// GPU model, and float64s GPU count, GPU memory, vCPUs, RAM, little endian); the
+// offers (count, then per offer its shape's position in that list, string-table indexes
+// of region, zone, currency and source, the price as a float64 and the observed time as
+// varint unix seconds). Shape facts once per shape keep a 3k-offer image near 70 KB.
 func encodeImage(offers []shapeOffer) []byte {
 	idx := map[string]uint64{}
 	var table []string
@@ -92,16 +94,27 @@ func encodeImage(offers []shapeOffer) []byte {
 		}
 		return i
 	}
-	body := make([]byte, 0, len(offers)*64)
+	shapePos := map[int64]uint64{}
+	var shapes, body []byte
 	for _, so := range offers {
 		o := &so.Offer
-		body = binary.AppendUvarint(body, uint64(so.shape))
-		for _, s := range []string{o.Provider, o.Region, o.Zone, o.InstanceType, string(o.Purchase), o.GPUModel, o.Currency, o.Source} {
+		pos, ok := shapePos[so.shape]
+		if !ok {
+			pos = uint64(len(shapePos))
+			shapePos[so.shape] = pos
+			shapes = binary.AppendUvarint(shapes, uint64(so.shape))
+			for _, s := range []string{o.Provider, o.InstanceType, string(o.Purchase), o.GPUModel} {
+				shapes = binary.AppendUvarint(shapes, ref(s))
+			}
+			for _, f := range []float64{o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB} {
+				shapes = binary.LittleEndian.AppendUint64(shapes, math.Float64bits(f))
+			}
+		}
+		body = binary.AppendUvarint(body, pos)
+		for _, s := range []string{o.Region, o.Zone, o.Currency, o.Source} {
 			body = binary.AppendUvarint(body, ref(s))
 		}
-		for _, f := range []float64{o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.PriceUSDHr} {
-			body = binary.LittleEndian.AppendUint64(body, math.Float64bits(f))
-		}
+		body = binary.LittleEndian.AppendUint64(body, math.Float64bits(o.PriceUSDHr))
 		body = binary.AppendVarint(body, o.ObservedAt.Unix())
 	}
 	out := []byte{imageFormat}
@@ -110,41 +123,43 @@ func encodeImage(offers []shapeOffer) []byte {
 		out = binary.AppendUvarint(out, uint64(len(s)))
 		out = append(out, s...)
 	}
+	out = binary.AppendUvarint(out, uint64(len(shapePos)))
+	out = append(out, shapes...)
 	out = binary.AppendUvarint(out, uint64(len(offers)))
 	return append(out, body...)
 }
 
 var errImage = errors.New("offers image: malformed")
 
-// imageData is a checked image: its string table and its offers, still encoded. Reads
-// walk the rows and build a pricing.Offer only for those they return (a few hundred
-// of a few thousand): building every one cost a cold 3k-offer recommend 0.7 ms.
+// imageData is a checked image: its string table, its shapes, and its offers still
+// encoded. Reads walk the offers and build a pricing.Offer only for those they return
+// (a few hundred of a few thousand): building every one cost a cold 3k-offer
+// recommend 0.7 ms.
 type imageData struct {
-	table []string
-	rows  []byte // the offers, encodeImage's per-offer records
-	n     int
+	table  []string
+	shapes []imageShape
+	rows   []byte // the offers, encodeImage's per-offer records
+	n      int
 }
 
-// imageRow is one decoded record: its shape, string-table indexes (provider, region,
-// zone, instance type, purchase, GPU model, currency, source), numbers (GPU count,
-// GPU memory as stored, vCPUs, RAM, price) and observed time.
+// imageShape is a shape of the image: its id, string-table indexes (provider, instance
+// type, purchase, GPU model) and facts as stored (GPU count, GPU memory, vCPUs, RAM).
+type imageShape struct {
+	id                             int64
+	provider, instance, purchase   uint64
+	gpu                            uint64
+	count, mem, vcpus, ram, usable float64 // usable: the per-GPU memory offers report
+	reported                       float64 // the stored memory when usable replaced it, else 0
+}
+
+// imageRow is one offer record: its shape's position in imageData.shapes, string-table
+// indexes of region, zone, currency and source, its price and observed time.
 type imageRow struct {
-	shape int64
-	str   [8]uint64
-	num   [5]float64
-	seen  int64
+	shape                          int
+	region, zone, currency, source uint64
+	price                          float64
+	seen                           int64
 }
-
-const (
-	rowProvider = iota
-	rowRegion
-	rowZone
-	rowInstance
-	rowPurchase
-	rowGPU
-	rowCurrency
-	rowSource
-)
 
 // decodeImage checks encodeImage's format whole (any inconsistency is errImage: the
 // caller then reads the tables) and returns it ready to walk.
@@ -173,6 +188,32 @@ func decodeImage(b []byte) (*imageData, error) {
 		}
 		d.table[i], b = string(b[:l]), b[l:]
 	}
+	ns, ok := uv()
+	if !ok || ns > uint64(len(b)) {
+		return nil, errImage
+	}
+	d.shapes = make([]imageShape, ns)
+	for i := range d.shapes {
+		sh := &d.shapes[i]
+		id, ok := uv()
+		if !ok {
+			return nil, errImage
+		}
+		sh.id = int64(id)
+		for _, dst := range []*uint64{&sh.provider, &sh.instance, &sh.purchase, &sh.gpu} {
+			if *dst, ok = uv(); !ok || *dst >= nt {
+				return nil, errImage
+			}
+		}
+		if len(b) < 32 {
+			return nil, errImage
+		}
+		for _, dst := range []*float64{&sh.count, &sh.mem, &sh.vcpus, &sh.ram} {
+			*dst, b = math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:]
+		}
+		u := pricing.Offer{GPUModel: d.table[sh.gpu], GPUMemGiB: sh.mem}.WithUsableMemory()
+		sh.usable, sh.reported = u.GPUMemGiB, u.GPUMemReportedGiB
+	}
 	no, ok := uv()
 	if !ok || no > uint64(len(b)) {
 		return nil, errImage
@@ -194,23 +235,21 @@ func decodeImage(b []byte) (*imageData, error) {
 // next decodes the record at the start of b into r and returns what follows it.
 func (d *imageData) next(b []byte, r *imageRow) ([]byte, bool) {
 	v, n := binary.Uvarint(b)
-	if n <= 0 {
+	if n <= 0 || v >= uint64(len(d.shapes)) {
 		return nil, false
 	}
-	r.shape, b = int64(v), b[n:]
-	for j := range r.str {
+	r.shape, b = int(v), b[n:]
+	for _, dst := range []*uint64{&r.region, &r.zone, &r.currency, &r.source} {
 		v, n := binary.Uvarint(b)
 		if n <= 0 || v >= uint64(len(d.table)) {
 			return nil, false
 		}
-		r.str[j], b = v, b[n:]
+		*dst, b = v, b[n:]
 	}
-	if len(b) < 8*len(r.num) {
+	if len(b) < 8 {
 		return nil, false
 	}
-	for j := range r.num {
-		r.num[j], b = math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:]
-	}
+	r.price, b = math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:]
 	seen, n := binary.Varint(b)
 	if n <= 0 {
 		return nil, false
@@ -231,10 +270,11 @@ func (d *imageData) each(fn func(r *imageRow)) {
 
 // offer builds r's offer as the tables' reads return it (usable memory applied).
 func (d *imageData) offer(r *imageRow) pricing.Offer {
-	t := d.table
-	return pricing.Offer{Provider: t[r.str[rowProvider]], Region: t[r.str[rowRegion]], Zone: t[r.str[rowZone]], InstanceType: t[r.str[rowInstance]],
-		Purchase: pricing.Purchase(t[r.str[rowPurchase]]), GPUModel: t[r.str[rowGPU]], Currency: t[r.str[rowCurrency]], Source: t[r.str[rowSource]],
-		GPUCount: r.num[0], GPUMemGiB: r.num[1], VCPUs: r.num[2], RAMGiB: r.num[3], PriceUSDHr: r.num[4], ObservedAt: fromUnix(r.seen)}.WithUsableMemory()
+	t, sh := d.table, &d.shapes[r.shape]
+	return pricing.Offer{Provider: t[sh.provider], Region: t[r.region], Zone: t[r.zone], InstanceType: t[sh.instance],
+		Purchase: pricing.Purchase(t[sh.purchase]), GPUModel: t[sh.gpu], Currency: t[r.currency], Source: t[r.source],
+		GPUCount: sh.count, GPUMemGiB: sh.usable, GPUMemReportedGiB: sh.reported, VCPUs: sh.vcpus, RAMGiB: sh.ram,
+		PriceUSDHr: r.price, ObservedAt: fromUnix(r.seen)}
 }
 
 // imageCache keeps the decoded image of one data version, so the reads of one
@@ -315,9 +355,9 @@ func (r rowScanner) Scan(dest ...any) error {
 }
 
 // imageMatcher is q's filters over d's records, as shapeFilters and scanShapeOffers
-// apply them to the tables: the shape filters (on the memory as stored), the offer
-// filters (region, price), then the VRAM filters on the usable memory. The string
-// filters are decided once per string-table entry.
+// apply them to the tables: the shape filters (on the memory as stored) and the VRAM
+// filters on the usable memory, decided once per shape, then the offer filters
+// (region, price).
 func imageMatcher(d *imageData, q Query) (func(*imageRow) bool, error) {
 	var pur string
 	if p := strings.ToLower(string(q.Purchase)); p != "" && p != "any" {
@@ -327,8 +367,8 @@ func imageMatcher(d *imageData, q Query) (func(*imageRow) bool, error) {
 		}
 		pur = string(v)
 	}
-	// in marks the table entries a filter accepts; nil accepts everything.
-	in := func(vals []string, norm func(string) string, eq func(a, b string) bool) []bool {
+	// in says whether a string-table entry is in a filter's list; nil accepts all.
+	in := func(vals []string, norm func(string) string, eq func(a, b string) bool) func(uint64) bool {
 		if len(vals) == 0 {
 			return nil
 		}
@@ -336,59 +376,49 @@ func imageMatcher(d *imageData, q Query) (func(*imageRow) bool, error) {
 		for i, v := range vals {
 			set[i] = norm(v)
 		}
-		ok := make([]bool, len(d.table))
-		for i, t := range d.table {
-			ok[i] = slices.ContainsFunc(set, func(s string) bool { return eq(t, s) })
+		return func(i uint64) bool {
+			return slices.ContainsFunc(set, func(s string) bool { return eq(d.table[i], s) })
 		}
-		return ok
 	}
 	exact := func(a, b string) bool { return a == b }
 	provs := in(q.Providers, func(v string) string { return strings.ToLower(strings.TrimSpace(v)) }, exact)
 	gpus := in(q.GPUModels, normGPU, asciiFoldEqual) // COLLATE NOCASE: ASCII letters fold
 	regions := in(q.Regions, strings.TrimSpace, asciiFoldEqual)
-	purs := in([]string{pur}, strings.TrimSpace, exact)
-	if pur == "" {
-		purs = nil
-	}
-	// The usable memory per GPU of each (GPU model, stored memory), looked up once.
-	type gpuMem struct {
-		model uint64
-		mem   float64
-	}
-	usable := map[gpuMem]float64{}
-	return func(r *imageRow) bool {
-		count, raw, price := r.num[0], r.num[1], r.num[4]
+	shapeOK := make([]bool, len(d.shapes))
+	for i := range d.shapes {
+		sh := &d.shapes[i]
+		o := pricing.Offer{GPUCount: sh.count, GPUMemGiB: sh.usable}
+		perDevice := sh.mem
+		if sh.count < 1 {
+			perDevice *= sh.count
+		}
 		switch {
-		case provs != nil && !provs[r.str[rowProvider]],
-			gpus != nil && !gpus[r.str[rowGPU]],
-			purs != nil && !purs[r.str[rowPurchase]],
-			regions != nil && !regions[r.str[rowRegion]],
-			q.MaxPriceUSDHr > 0 && !(price <= q.MaxPriceUSDHr),
-			q.MaxGPUs > 0 && !(count <= q.MaxGPUs),
-			q.ExcludeFractional && !(count >= 1):
+		case provs != nil && !provs(sh.provider),
+			gpus != nil && !gpus(sh.gpu),
+			pur != "" && d.table[sh.purchase] != pur,
+			q.MaxGPUs > 0 && !(sh.count <= q.MaxGPUs),
+			q.ExcludeFractional && !(sh.count >= 1),
+			q.MinVRAMGiB > 0 && (!(perDevice >= q.MinVRAMGiB) || o.MemPerDeviceGiB() < q.MinVRAMGiB),
+			q.MinTotalVRAMGiB > 0 && (!(sh.count*sh.mem >= q.MinTotalVRAMGiB) || o.TotalGPUMemGiB() < q.MinTotalVRAMGiB):
+			continue
+		}
+		shapeOK[i] = true
+	}
+	var regionOK map[uint64]bool
+	if regions != nil {
+		regionOK = map[uint64]bool{}
+	}
+	return func(r *imageRow) bool {
+		if !shapeOK[r.shape] || (q.MaxPriceUSDHr > 0 && !(r.price <= q.MaxPriceUSDHr)) {
 			return false
 		}
-		if q.MinVRAMGiB <= 0 && q.MinTotalVRAMGiB <= 0 {
-			return true
-		}
-		k := gpuMem{r.str[rowGPU], raw}
-		mem, ok := usable[k]
-		if !ok {
-			mem = pricing.Offer{GPUModel: d.table[k.model], GPUMemGiB: raw}.WithUsableMemory().GPUMemGiB
-			usable[k] = mem
-		}
-		o := pricing.Offer{GPUCount: count, GPUMemGiB: mem}
-		if q.MinVRAMGiB > 0 {
-			perDevice := raw
-			if count < 1 {
-				perDevice *= count
+		if regionOK != nil {
+			ok, seen := regionOK[r.region]
+			if !seen {
+				ok = regions(r.region)
+				regionOK[r.region] = ok
 			}
-			if !(perDevice >= q.MinVRAMGiB) || o.MemPerDeviceGiB() < q.MinVRAMGiB {
-				return false
-			}
-		}
-		if q.MinTotalVRAMGiB > 0 && (!(count*raw >= q.MinTotalVRAMGiB) || o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
-			return false
+			return ok
 		}
 		return true
 	}, nil
@@ -421,12 +451,12 @@ func readShapesImage(d *imageData, q Query, plan ShapePlanner) ([]pricing.Offer,
 		return nil, err
 	}
 	// The first matching record of a shape is its cheapest (store order).
-	pos := map[int64]int{}    // shape -> its index in reps
-	reps := []pricing.Offer{} // never nil, as from the tables
+	pos := make([]int, len(d.shapes)) // shape -> 1 + its index in reps; 0: none yet
+	reps := []pricing.Offer{}         // never nil, as from the tables
 	d.each(func(r *imageRow) {
-		if _, seen := pos[r.shape]; !seen && match(r) {
-			pos[r.shape] = len(reps)
+		if pos[r.shape] == 0 && match(r) {
 			reps = append(reps, d.offer(r))
+			pos[r.shape] = len(reps)
 		}
 	})
 	needs, err := plan(reps)
@@ -437,23 +467,24 @@ func readShapesImage(d *imageData, q Query, plan ShapePlanner) ([]pricing.Offer,
 		limit, taken int
 		maxPrice     float64
 	}
-	asks := map[int64]*ask{}
-	for sh, i := range pos {
-		if i < len(needs) && needs[i].Limit > 1 {
+	asks := make([]*ask, len(d.shapes))
+	any := false
+	for sh, p := range pos {
+		if i := p - 1; i >= 0 && i < len(needs) && needs[i].Limit > 1 {
 			maxPrice := needs[i].MaxPrice
 			if maxPrice <= 0 || math.IsInf(maxPrice, 1) {
 				maxPrice = math.MaxFloat64
 			}
-			asks[sh] = &ask{limit: needs[i].Limit, maxPrice: maxPrice}
+			asks[sh], any = &ask{limit: needs[i].Limit, maxPrice: maxPrice}, true
 		}
 	}
 	out := reps
-	if len(asks) > 0 {
+	if any {
 		// As the tables' further read: up to limit of the shape's matching offers at
 		// most maxPrice, cheapest first, the cheapest (already in reps) left out.
 		d.each(func(r *imageRow) {
 			a := asks[r.shape]
-			if a == nil || a.taken >= a.limit || r.num[4] > a.maxPrice || !match(r) {
+			if a == nil || a.taken >= a.limit || r.price > a.maxPrice || !match(r) {
 				return
 			}
 			if a.taken++; a.taken > 1 {
@@ -476,7 +507,7 @@ func countByGPUImage(d *imageData, q Query, models []string) (map[string]int, er
 	}
 	out := map[string]int{}
 	d.each(func(r *imageRow) {
-		if m := d.table[r.str[rowGPU]]; slices.Contains(models, m) && match(r) {
+		if m := d.table[d.shapes[r.shape].gpu]; slices.Contains(models, m) && match(r) {
 			out[m]++
 		}
 	})

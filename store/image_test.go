@@ -174,23 +174,31 @@ func TestImageLifecycle(t *testing.T) {
 // the tables' reads apply it); truncated or foreign data is refused, never misread.
 func TestImageCodec(t *testing.T) {
 	var in []shapeOffer
-	for i, o := range syntheticOffers("aws", 50, at(2)) {
+	ids := map[pricing.Shape]int64{} // as the shapes table numbers them: one id per shape
+	for i, o := range syntheticOffers("aws", 600, at(2)) {
 		o.Zone = []string{"", "z"}[i%2]
-		in = append(in, shapeOffer{int64(i % 7), o})
+		o.InstanceType = "type-" + o.GPUModel + "-" + ftoa(o.GPUCount) // fewer shapes than offers
+		id, ok := ids[o.Shape()]
+		if !ok {
+			id = int64(100 + len(ids))
+			ids[o.Shape()] = id
+		}
+		in = append(in, shapeOffer{id, o})
 	}
 	data := encodeImage(in)
 	img, err := decodeImage(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if img.n != len(in) {
-		t.Fatalf("decoded %d offers, want %d", img.n, len(in))
+	if img.n != len(in) || len(img.shapes) != len(ids) || len(ids) >= len(in) {
+		t.Fatalf("decoded %d offers of %d shapes, want %d of %d (fewer than offers)", img.n, len(img.shapes), len(in), len(ids))
 	}
 	i := 0
 	img.each(func(r *imageRow) {
 		want := in[i].Offer.WithUsableMemory()
-		if got := img.offer(r); r.shape != in[i].shape || !reflect.DeepEqual(got, want) || r.num[1] != in[i].GPUMemGiB {
-			t.Fatalf("offer %d: decoded shape %d %+v (stored memory %v), want shape %d %+v", i, r.shape, got, r.num[1], in[i].shape, want)
+		sh := img.shapes[r.shape]
+		if got := img.offer(r); sh.id != in[i].shape || !reflect.DeepEqual(got, want) || sh.mem != in[i].GPUMemGiB {
+			t.Fatalf("offer %d: decoded shape %d %+v (stored memory %v), want shape %d %+v", i, sh.id, got, sh.mem, in[i].shape, want)
 		}
 		i++
 	})

@@ -5,17 +5,21 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
 
 // pflagValueRE matches pflag's "invalid argument "abc" for "--top" flag: strconv.ParseInt:
 // parsing "abc": invalid syntax", whose strconv part means nothing to a user.
-var pflagValueRE = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: strconv\.Parse(\w+)`)
+// Compiled on first use, not in package init, which every picker command runs.
+var pflagValueRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: strconv\.Parse(\w+)`)
+})
 
 // plainFlagError rewrites pflag's errors into the flag, the value and what it wants.
 func plainFlagError(err error) error {
-	m := pflagValueRE.FindStringSubmatch(err.Error())
+	m := pflagValueRE().FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
 	}

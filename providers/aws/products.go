@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -111,11 +112,12 @@ type itemAttributes struct {
 
 // gpuFamilyRe matches the GPU instance families: g*, gr* (graphics), p* (e.g. g6,
 // g4dn, gr6f, p4d, p6-b200); the family is the part of the type before the dot.
-var gpuFamilyRe = regexp.MustCompile(`^(?:g|gr|p)\d`)
+// Compiled on first use, not in package init, which every picker command runs.
+var gpuFamilyRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:g|gr|p)\d`) })
 
 func isGPUType(instanceType string) bool {
 	fam, _, ok := strings.Cut(instanceType, ".")
-	return ok && gpuFamilyRe.MatchString(fam)
+	return ok && gpuFamilyRe().MatchString(fam)
 }
 
 // reject says why an item is not a plain Linux on-demand row of a GPU type in region,

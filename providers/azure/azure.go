@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -85,7 +86,8 @@ type Provider struct {
 	sizes   map[string]Size
 }
 
-var regionRe = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+// Compiled on first use, not in package init, which every picker command runs.
+var regionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*$`) })
 
 // New checks cfg and returns a provider.
 func New(cfg Config, opts ...Option) (*Provider, error) {
@@ -98,7 +100,7 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 		regions = slices.Clone(DefaultRegions)
 	}
 	for _, r := range regions {
-		if !regionRe.MatchString(r) {
+		if !regionRe().MatchString(r) {
 			return nil, pricing.Errorf(pricing.Invalid, "azure: region %q: want an ARM region name such as eastus", r)
 		}
 	}

@@ -1,6 +1,9 @@
 package azure
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // azureFamilies maps an Azure N-series size family (the size name without "Standard_"
 // and without its vCPU count, e.g. Standard_NC24ads_A100_v4 -> NCads_A100_v4) to its GPU.
@@ -27,11 +30,12 @@ var azureFamilies = map[string]string{
 	"NVs_v3":                    "M60",
 }
 
-var azureSizeRe = regexp.MustCompile(`^(?:Standard_)?([A-Z]+)\d+(?:-\d+)?(.*)$`)
+// Compiled on first use, not in package init, which every picker command runs.
+var azureSizeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:Standard_)?([A-Z]+)\d+(?:-\d+)?(.*)$`) })
 
 // sizeFamily strips "Standard_" and the vCPU count from an Azure size name.
 func sizeFamily(size string) string {
-	m := azureSizeRe.FindStringSubmatch(size)
+	m := azureSizeRe().FindStringSubmatch(size)
 	if m == nil {
 		return size
 	}

@@ -73,10 +73,11 @@ func parseSizes(b []byte) (map[string]Size, error) {
 // gpuFamilyRe matches the N-series (GPU) size names: NC, ND, NV and NG families. A size
 // it matches that the table lacks is reported; other sizes (D, E, F, M, ...) are not GPU
 // VMs and are ignored.
-var gpuFamilyRe = regexp.MustCompile(`^Standard_N[CDVG][0-9]`)
+// Compiled on first use, not in package init, which every picker command runs.
+var gpuFamilyRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Standard_N[CDVG][0-9]`) })
 
 // IsGPUSize reports whether an ARM size name belongs to a GPU (N-series) family.
-func IsGPUSize(name string) bool { return gpuFamilyRe.MatchString(name) }
+func IsGPUSize(name string) bool { return gpuFamilyRe().MatchString(name) }
 
 // gpuModel returns the size's canonical GPU, cross-checked against the family
 // table (families.go); ok is false when the table names a model the GPU catalog

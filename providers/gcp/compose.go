@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"cloud.google.com/go/billing/apiv1/billingpb"
@@ -72,10 +73,11 @@ var gpuSKUs = map[string]string{
 	"rtxpro6000blackwell": "nvidia-rtx-pro-6000",
 }
 
-var nonAlnum = regexp.MustCompile(`[^a-z0-9]+`)
+// Compiled on first use, not in package init, which every picker command runs.
+var nonAlnum = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9]+`) })
 
 func squash(s string) string {
-	s = nonAlnum.ReplaceAllString(strings.ToLower(s), "")
+	s = nonAlnum().ReplaceAllString(strings.ToLower(s), "")
 	s = strings.ReplaceAll(s, "nvidia", "")
 	s = strings.ReplaceAll(s, "tesla", "")
 	return s

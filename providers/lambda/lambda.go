@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
@@ -150,8 +151,9 @@ type errorBody struct {
 
 var (
 	// "8x H100 (80 GB SXM5)", "1x GH200 (96 GB)", "1x Tesla V100 (16 GB)"
-	descRe = regexp.MustCompile(`^\s*(\d+)\s*x\s+(.+?)\s*$`)
-	memRe  = regexp.MustCompile(`\((\d+(?:\.\d+)?)\s*GB\b`)
+	// Compiled on first use, not in package init, which every picker command runs.
+	descRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(\d+)\s*x\s+(.+?)\s*$`) })
+	memRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\((\d+(?:\.\d+)?)\s*GB\b`) })
 )
 
 // Fetch reads the instance types and returns an offer per type and region.
@@ -244,7 +246,7 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 		}
 		types++
 		mem := 0.0
-		if m := memRe.FindStringSubmatch(gpuName); m != nil {
+		if m := memRe().FindStringSubmatch(gpuName); m != nil {
 			mem, _ = strconv.ParseFloat(m[1], 64)
 		}
 		model, ok := pricing.NormalizeGPU(gpuName, mem)
@@ -325,7 +327,7 @@ func gpus(it *instanceType) (float64, string) {
 		count = it.Specs.GPUs
 	}
 	name := strings.TrimSpace(it.GPUDescription)
-	if m := descRe.FindStringSubmatch(it.Description); m != nil {
+	if m := descRe().FindStringSubmatch(it.Description); m != nil {
 		if count == 0 {
 			count, _ = strconv.ParseFloat(m[1], 64)
 		}

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
@@ -279,11 +280,12 @@ func counts(maxCount *int) []int {
 	return out
 }
 
-var slugRe = regexp.MustCompile(`[^A-Za-z0-9.]+`)
+// Compiled on first use, not in package init, which every picker command runs.
+var slugRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9.]+`) })
 
 // slug turns a display name into an instance-type part: "H100 SXM" -> "H100-SXM".
 func slug(s string) string {
-	return strings.Trim(slugRe.ReplaceAllString(strings.TrimSpace(s), "-"), "-")
+	return strings.Trim(slugRe().ReplaceAllString(strings.TrimSpace(s), "-"), "-")
 }
 
 func positive(v *float64) (float64, bool) {
