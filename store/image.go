@@ -59,14 +59,10 @@ func writeImage(ctx context.Context, tx *sql.Tx) error {
 	defer rows.Close()
 	offers := make([]shapeOffer, 0, n)
 	for rows.Next() {
-		var so shapeOffer
-		o := &so.Offer
-		var seen int64
-		if err := rows.Scan(&so.shape, &o.Provider, &o.Region, &o.Zone, &o.InstanceType, &o.Purchase, &o.GPUModel, &o.GPUCount,
-			&o.GPUMemGiB, &o.VCPUs, &o.RAMGiB, &o.Currency, &o.Source, &o.PriceUSDHr, &seen); err != nil {
+		so, err := scanShapeOffer(rows)
+		if err != nil {
 			return fmt.Errorf("offers image: %w", err)
 		}
-		o.ObservedAt = fromUnix(seen)
 		offers = append(offers, so)
 	}
 	if err := rows.Err(); err != nil {
