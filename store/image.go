@@ -39,7 +39,9 @@ const imageVersionSQL = "SELECT coalesce(max(id), 0) FROM refresh_runs WHERE sta
 // current offers (called last, before commit).
 func writeImage(ctx context.Context, tx *sql.Tx) error {
 	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM offers WHERE price IS NOT NULL").Scan(&n); err != nil {
+	// Counting stops past the limit: a 100k-offer catalogue's refresh pays for 25k
+	// index entries, not 100k.
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM offers WHERE price IS NOT NULL LIMIT ?)", imageMaxOffers+1).Scan(&n); err != nil {
 		return fmt.Errorf("offers image: %w", err)
 	}
 	if n > imageMaxOffers {
@@ -57,14 +59,10 @@ func writeImage(ctx context.Context, tx *sql.Tx) error {
 	defer rows.Close()
 	offers := make([]shapeOffer, 0, n)
 	for rows.Next() {
-		var so shapeOffer
-		o := &so.Offer
-		var seen int64
-		if err := rows.Scan(&so.shape, &o.Provider, &o.Region, &o.Zone, &o.InstanceType, &o.Purchase, &o.GPUModel, &o.GPUCount,
-			&o.GPUMemGiB, &o.VCPUs, &o.RAMGiB, &o.Currency, &o.Source, &o.PriceUSDHr, &seen); err != nil {
+		so, err := scanShapeOffer(rows)
+		if err != nil {
 			return fmt.Errorf("offers image: %w", err)
 		}
-		o.ObservedAt = fromUnix(seen)
 		offers = append(offers, so)
 	}
 	if err := rows.Err(); err != nil {

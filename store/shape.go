@@ -285,6 +285,17 @@ func (s *Store) cheapestPerShape(ctx context.Context, db queryer, q Query) ([]sh
 	return out, nil
 }
 
+// scanShapeOffer scans a row of shape_id then offerColumns: the offer as stored.
+func scanShapeOffer(rows *sql.Rows) (shapeOffer, error) {
+	var so shapeOffer
+	o := &so.Offer
+	var seen int64
+	err := rows.Scan(&so.shape, &o.Provider, &o.Region, &o.Zone, &o.InstanceType, &o.Purchase, &o.GPUModel, &o.GPUCount,
+		&o.GPUMemGiB, &o.VCPUs, &o.RAMGiB, &o.Currency, &o.Source, &o.PriceUSDHr, &seen)
+	o.ObservedAt = fromUnix(seen)
+	return so, err
+}
+
 func (s *Store) scanShapeOffers(ctx context.Context, db queryer, q Query, query string, args []any) ([]shapeOffer, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -293,14 +304,11 @@ func (s *Store) scanShapeOffers(ctx context.Context, db queryer, q Query, query 
 	defer rows.Close()
 	var out []shapeOffer
 	for rows.Next() {
-		var so shapeOffer
-		o := &so.Offer
-		var seen int64
-		if err := rows.Scan(&so.shape, &o.Provider, &o.Region, &o.Zone, &o.InstanceType, &o.Purchase, &o.GPUModel, &o.GPUCount,
-			&o.GPUMemGiB, &o.VCPUs, &o.RAMGiB, &o.Currency, &o.Source, &o.PriceUSDHr, &seen); err != nil {
+		so, err := scanShapeOffer(rows)
+		if err != nil {
 			return nil, s.dbError("read shapes", err)
 		}
-		o.ObservedAt = fromUnix(seen)
+		o := &so.Offer
 		// As queryOffers: the usable memory, and the VRAM filters applied to it. Both
 		// are functions of the shape, so a shape passes or fails as a whole.
 		*o = o.WithUsableMemory()
