@@ -3,7 +3,7 @@ package store
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -23,7 +23,7 @@ type Spool struct {
 	f        *os.File
 	unlinked bool // the file's name is already removed
 	w        *bufio.Writer
-	enc      *gob.Encoder
+	buf      []byte // a part's encoding, reused
 	n        int
 	listing  map[string]*obsListing
 	err      error // the first write error: every later Add returns it
@@ -81,7 +81,7 @@ func (s *Store) NewSpool(provider string) (*Spool, error) {
 	// readable and a crash leaves nothing behind.
 	unlinked := os.Remove(f.Name()) == nil
 	w := bufio.NewWriterSize(f, 64<<10)
-	return &Spool{provider: provider, f: f, unlinked: unlinked, w: w, enc: gob.NewEncoder(w), listing: map[string]*obsListing{}}, nil
+	return &Spool{provider: provider, f: f, unlinked: unlinked, w: w, listing: map[string]*obsListing{}}, nil
 }
 
 // Add appends one part's offers; its signature is a providers.Streamer's emit. The
@@ -93,7 +93,13 @@ func (sp *Spool) Add(offers []pricing.Offer) error {
 	if len(offers) == 0 {
 		return nil
 	}
-	if err := sp.enc.Encode(offers); err != nil {
+	// A part on disk: its payload's length (uvarint), then pricing.AppendOffers.
+	sp.buf = pricing.AppendOffers(sp.buf[:0], offers)
+	_, err := sp.w.Write(binary.AppendUvarint(nil, uint64(len(sp.buf))))
+	if err == nil {
+		_, err = sp.w.Write(sp.buf)
+	}
+	if err != nil {
 		sp.err = pricing.Errorf(pricing.Unavailable, "spool %s refresh to %s: %w", sp.provider, sp.f.Name(), err)
 		return sp.err
 	}
@@ -156,43 +162,37 @@ func (sp *Spool) count() int { return sp.n }
 
 func (sp *Spool) listings() map[string]*obsListing { return sp.listing }
 
-// each decodes the spool part by part. Strings that repeat across offers (provider,
-// region, GPU model, currency, source) are shared, so a part's offers cost their
-// numbers and instance types only.
+// each decodes the spool part by part. Strings that repeat across offers are shared
+// (pricing.OfferDecoder), so a part's offers cost their numbers only.
 func (sp *Spool) each(ctx context.Context, fn func(*pricing.Offer) error) error {
 	if _, err := sp.f.Seek(0, io.SeekStart); err != nil {
 		return pricing.Errorf(pricing.Unavailable, "read %s spool: %w", sp.provider, err)
 	}
-	dec := gob.NewDecoder(bufio.NewReaderSize(sp.f, 64<<10))
-	strs := map[string]string{}
-	intern := func(p *string) {
-		if v, ok := strs[*p]; ok {
-			*p = v
-			return
-		}
-		strs[*p] = *p
-	}
+	r := bufio.NewReaderSize(sp.f, 64<<10)
+	var dec pricing.OfferDecoder // shares repeated strings across parts
+	var payload []byte
 	read := 0
-	var part []pricing.Offer
 	for read < sp.n {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// gob leaves a field that is zero in the stream as it finds it: decoding into
-		// the previous part's offers would keep their zones and observed times.
-		clear(part[:cap(part)])
-		part = part[:0]
-		if err := dec.Decode(&part); err != nil {
+		n, err := binary.ReadUvarint(r)
+		if err == nil {
+			if uint64(cap(payload)) < n {
+				payload = make([]byte, n)
+			}
+			payload = payload[:n]
+			_, err = io.ReadFull(r, payload)
+		}
+		var part []pricing.Offer
+		if err == nil {
+			part, err = dec.Decode(payload)
+		}
+		if err != nil {
 			return pricing.Errorf(pricing.Unavailable, "read %s spool %s after %d offers: %w", sp.provider, sp.f.Name(), read, err)
 		}
 		for i := range part {
-			o := &part[i]
-			intern(&o.Provider)
-			intern(&o.Region)
-			intern(&o.GPUModel)
-			intern(&o.Currency)
-			intern(&o.Source)
-			if err := fn(o); err != nil {
+			if err := fn(&part[i]); err != nil {
 				return err
 			}
 		}

@@ -44,6 +44,9 @@ func TestPickerLinksNoCloudSDK(t *testing.T) {
 		if sdk(p) {
 			t.Errorf("picker links %s: the cloud SDKs belong in picker-fetch (use the adapter's light package and providers/fetchproc)", p)
 		}
+		if p == "encoding/gob" { // its init (~0.3 ms) ran in every command; offers have pricing.AppendOffers
+			t.Errorf("picker links encoding/gob: encode offers with pricing.AppendOffers")
+		}
 	}
 	found := map[string]bool{}
 	for _, p := range deps("github.com/pickergpu/picker/cmd/picker-fetch") {

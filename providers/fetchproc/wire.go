@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
@@ -34,10 +33,8 @@ type request struct {
 }
 
 // The frame stream on picker-fetch's stdout: frames of one kind byte, the payload's
-// length (uvarint) and the payload. A part's payload is its offers in a fixed binary
-// layout (appendOffer); the summary's and the error's are JSON. The codec is this file
-// rather than encoding/gob because gob's package initialisation alone (0.3 ms) would be
-// paid by every picker command, which is what picker-fetch exists to avoid.
+// length (uvarint) and the payload. A part's payload is its offers in pricing's binary
+// layout (pricing.AppendOffers); the summary's and the error's are JSON.
 const (
 	kindPart    = 'P'
 	kindSummary = 'S'
@@ -135,10 +132,7 @@ func (fw *frameWriter) write(f frame) error {
 		payload = b
 	default:
 		kind = kindPart
-		payload = binary.AppendUvarint(payload, uint64(len(f.Offers)))
-		for i := range f.Offers {
-			payload = appendOffer(payload, &f.Offers[i])
-		}
+		payload = pricing.AppendOffers(payload, f.Offers)
 		fw.buf = payload[:0]
 	}
 	hdr := binary.AppendUvarint([]byte{kind}, uint64(len(payload)))
@@ -154,17 +148,15 @@ func (fw *frameWriter) write(f frame) error {
 // errGarbled is a stream that is not frames.
 var errGarbled = errors.New("not a picker-fetch frame stream")
 
-// frameReader reads frames. It interns the offers' strings (providers, regions, GPU
-// models and instance types repeat across a provider's offers), so a large refresh
-// holds one copy of each.
+// frameReader reads frames; its decoder interns the offers' strings across parts.
 type frameReader struct {
 	r       *bufio.Reader
 	payload []byte
-	strs    map[string]string
+	offers  pricing.OfferDecoder
 }
 
 func newFrameReader(r io.Reader) *frameReader {
-	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), strs: map[string]string{}}
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
 // read returns the next frame; io.EOF when the stream ended cleanly between frames,
@@ -201,7 +193,7 @@ func (fr *frameReader) read() (frame, error) {
 		f.Summary = &summary{}
 		err = json.Unmarshal(p, f.Summary)
 	default:
-		f.Offers, err = fr.offers(p)
+		f.Offers, err = fr.offers.Decode(p)
 	}
 	if err != nil {
 		return frame{}, fmt.Errorf("%w: frame %q: %v", errGarbled, kind, err)
@@ -214,115 +206,4 @@ func unexpected(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
-}
-
-// appendOffer appends o in the part layout: every field of pricing.Offer in order,
-// strings as uvarint length and bytes, numbers as IEEE 754 bits, ObservedAt in
-// time.Time's binary form. TestOfferCodecCoversEveryField fails when Offer gains a
-// field this does not carry.
-func appendOffer(b []byte, o *pricing.Offer) []byte {
-	for _, s := range []string{o.Provider, o.Region, o.Zone, o.InstanceType, o.GPUModel} {
-		b = appendString(b, s)
-	}
-	for _, f := range []float64{o.GPUCount, o.GPUMemGiB, o.GPUMemReportedGiB, o.VCPUs, o.RAMGiB} {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
-	}
-	b = appendString(b, string(o.Purchase))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(o.PriceUSDHr))
-	b = appendString(b, o.Currency)
-	var tb [24]byte
-	t, _ := o.ObservedAt.AppendBinary(tb[:0]) // fails only for a zone offset that is not whole minutes
-	b = append(binary.AppendUvarint(b, uint64(len(t))), t...)
-	return appendString(b, o.Source)
-}
-
-func appendString(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
-}
-
-// offers decodes a part's payload.
-func (fr *frameReader) offers(p []byte) ([]pricing.Offer, error) {
-	d := decoder{p: p, strs: fr.strs}
-	n := d.uvarint()
-	if d.err == nil && n > uint64(len(p)) { // every offer takes bytes: a bound on garbage
-		d.err = fmt.Errorf("%d offers in %d bytes", n, len(p))
-	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	out := make([]pricing.Offer, n)
-	for i := range out {
-		o := &out[i]
-		o.Provider, o.Region, o.Zone, o.InstanceType, o.GPUModel = d.str(), d.str(), d.str(), d.str(), d.str()
-		o.GPUCount, o.GPUMemGiB, o.GPUMemReportedGiB, o.VCPUs, o.RAMGiB = d.float(), d.float(), d.float(), d.float(), d.float()
-		o.Purchase = pricing.Purchase(d.str())
-		o.PriceUSDHr = d.float()
-		o.Currency = d.str()
-		if t := d.bytes(); d.err == nil {
-			d.err = o.ObservedAt.UnmarshalBinary(t)
-		}
-		o.Source = d.str()
-		if d.err != nil {
-			return nil, fmt.Errorf("offer %d: %w", i, d.err)
-		}
-	}
-	if d.err == nil && len(d.p) > 0 {
-		d.err = fmt.Errorf("%d bytes after the offers", len(d.p))
-	}
-	return out, d.err
-}
-
-// decoder reads a part's payload; the first error sticks.
-type decoder struct {
-	p    []byte
-	strs map[string]string
-	err  error
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.p)
-	if n <= 0 {
-		d.err = errors.New("bad length")
-		return 0
-	}
-	d.p = d.p[n:]
-	return v
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err == nil && n > uint64(len(d.p)) {
-		d.err = errors.New("cut short")
-	}
-	if d.err != nil {
-		return nil
-	}
-	b := d.p[:n]
-	d.p = d.p[n:]
-	return b
-}
-
-func (d *decoder) str() string {
-	b := d.bytes()
-	if s, ok := d.strs[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	d.strs[s] = s
-	return s
-}
-
-func (d *decoder) float() float64 {
-	if d.err == nil && len(d.p) < 8 {
-		d.err = errors.New("cut short")
-	}
-	if d.err != nil {
-		return 0
-	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(d.p))
-	d.p = d.p[8:]
-	return v
 }
