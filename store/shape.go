@@ -34,6 +34,12 @@ type ShapePlanner func(cheapest []pricing.Offer) ([]ShapeNeed, error)
 // offers_current_shape (EXPLAIN QUERY PLAN is pinned by TestShapeQueryPlans); each
 // further read walks one shape's entries of that index, cheapest first.
 func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]pricing.Offer, error) {
+	// The offers image is one row: one statement reads a consistent snapshot.
+	if img, ok, err := s.image(ctx, s.db); err != nil {
+		return nil, err
+	} else if ok {
+		return readShapesImage(img, q, plan)
+	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, s.dbError("read shapes", err)
@@ -45,11 +51,6 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 		return nil, s.dbError("read shapes", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-	if img, ok, err := s.image(ctx, conn); err != nil {
-		return nil, err
-	} else if ok {
-		return readShapesImage(img, q, plan)
-	}
 
 	var version int64
 	if s.cache != nil {
