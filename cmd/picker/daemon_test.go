@@ -167,7 +167,7 @@ func TestConcurrentReadsDuringRefresh(t *testing.T) {
 	srv := httptest.NewServer(a.apiHandler())
 	defer srv.Close()
 	gen := &genProvider{n: n, now: clock.Now, price: func(i int, v int64) float64 { return 1 + float64(i%1000)/1000 + float64(v) }}
-	task := a.refreshTask(a.st, refresh.Job{Name: "static", Provider: gen, Timeout: time.Minute})
+	task := a.refreshTask(a.st, refresh.Job{Name: "static", Provider: gen, Timeout: raceSlowdown * time.Minute})
 	gen.version.Store(1)
 	if err := task(context.Background()); err != nil {
 		t.Fatal(err)
@@ -335,7 +335,7 @@ func TestHistoryGrowthAndNightlyPrune(t *testing.T) {
 	// Refresh k (k = 2..50, at t0 + (k-1)h) raises the prices of offers
 	// [(k-1)*20, k*20): 1 % of the offers per refresh, each offer once.
 	gen := &genProvider{n: n, now: clock.Now}
-	task := a.refreshTask(a.st, refresh.Job{Name: "static", Provider: gen, Timeout: time.Minute})
+	task := a.refreshTask(a.st, refresh.Job{Name: "static", Provider: gen, Timeout: raceSlowdown * time.Minute})
 	size := func() int64 {
 		s, err := a.st.SizeBytes(ctx)
 		if err != nil {
