@@ -35,9 +35,10 @@ const imageFormat = 2
 // that keeps no image (an older build) moves it, and readers fall back to the tables.
 const imageVersionSQL = "SELECT coalesce(max(id), 0) FROM refresh_runs WHERE status = 'ok'"
 
-// writeImage rebuilds the image inside tx, the write transaction that just changed the
+// writeImage rebuilds the image, at version (the newest successful run, which tx just
+// recorded), inside tx, the write transaction that just changed the
 // current offers (called last, before commit).
-func writeImage(ctx context.Context, tx *sql.Tx) error {
+func writeImage(ctx context.Context, tx *sql.Tx, version int64) error {
 	var n int
 	// Counting stops past the limit: a 100k-offer catalogue's refresh pays for 25k
 	// index entries, not 100k.
@@ -47,10 +48,6 @@ func writeImage(ctx context.Context, tx *sql.Tx) error {
 	if n > imageMaxOffers {
 		_, err := tx.ExecContext(ctx, "DELETE FROM offers_image")
 		return err
-	}
-	var version int64
-	if err := tx.QueryRowContext(ctx, imageVersionSQL).Scan(&version); err != nil {
-		return fmt.Errorf("offers image: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT shape_id, "+offerColumns+" FROM offers WHERE price IS NOT NULL")
 	if err != nil {
@@ -288,9 +285,9 @@ type imageCache struct {
 func (s *Store) UseImage(on bool) { s.noImage = !on }
 
 // image returns the current offers from the image, with ok false when there is none
-// or it is not current (the caller reads the tables). db must be the connection (or
-// transaction) of the caller's other reads.
-func (s *Store) image(ctx context.Context, db queryer) (img *imageData, ok bool, err error) {
+// or it is not current (the caller reads the tables). It is one statement: a
+// consistent snapshot on its own.
+func (s *Store) image(ctx context.Context) (img *imageData, ok bool, err error) {
 	if s.noImage {
 		return nil, false, nil
 	}
@@ -303,9 +300,9 @@ func (s *Store) image(ctx context.Context, db queryer) (img *imageData, ok bool,
 	var data []byte
 	current := "FROM offers_image WHERE id = 1 AND version = (" + imageVersionSQL + ")"
 	if c.data == nil {
-		err = queryRow(ctx, db, "SELECT version, data "+current).Scan(&version, &data)
+		err = s.db.QueryRowContext(ctx, "SELECT version, data "+current).Scan(&version, &data)
 	} else {
-		err = queryRow(ctx, db, "SELECT version, CASE WHEN version = ? THEN NULL ELSE data END "+current, c.version).Scan(&version, &data)
+		err = s.db.QueryRowContext(ctx, "SELECT version, CASE WHEN version = ? THEN NULL ELSE data END "+current, c.version).Scan(&version, &data)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
@@ -322,34 +319,6 @@ func (s *Store) image(ctx context.Context, db queryer) (img *imageData, ok bool,
 	}
 	c.version, c.data = version, img
 	return img, true, nil
-}
-
-// queryRow runs a one-row query on a queryer (a *sql.Conn, *sql.Tx or *sql.DB).
-func queryRow(ctx context.Context, db queryer, query string, args ...any) rowScanner {
-	rows, err := db.QueryContext(ctx, query, args...)
-	return rowScanner{rows, err}
-}
-
-type rowScanner struct {
-	rows *sql.Rows
-	err  error
-}
-
-func (r rowScanner) Scan(dest ...any) error {
-	if r.err != nil {
-		return r.err
-	}
-	defer r.rows.Close()
-	if !r.rows.Next() {
-		if err := r.rows.Err(); err != nil {
-			return err
-		}
-		return sql.ErrNoRows
-	}
-	if err := r.rows.Scan(dest...); err != nil {
-		return err
-	}
-	return r.rows.Close()
 }
 
 // imageMatcher is q's filters over d's records, as shapeFilters and scanShapeOffers
@@ -466,18 +435,14 @@ func readShapesImage(d *imageData, q Query, plan ShapePlanner) ([]pricing.Offer,
 		maxPrice     float64
 	}
 	asks := make([]*ask, len(d.shapes))
-	any := false
+	asked := false
 	for sh, p := range pos {
 		if i := p - 1; i >= 0 && i < len(needs) && needs[i].Limit > 1 {
-			maxPrice := needs[i].MaxPrice
-			if maxPrice <= 0 || math.IsInf(maxPrice, 1) {
-				maxPrice = math.MaxFloat64
-			}
-			asks[sh], any = &ask{limit: needs[i].Limit, maxPrice: maxPrice}, true
+			asks[sh], asked = &ask{limit: needs[i].Limit, maxPrice: needs[i].priceBound()}, true
 		}
 	}
 	out := reps
-	if any {
+	if asked {
 		// As the tables' further read: up to limit of the shape's matching offers at
 		// most maxPrice, cheapest first, the cheapest (already in reps) left out.
 		d.each(func(r *imageRow) {

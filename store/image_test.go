@@ -45,7 +45,7 @@ func TestImageMatchesTables(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(5, 7))
 	s := imageStore(t, r)
-	if img, ok, err := s.image(ctx, s.db); err != nil || !ok || img.n == 0 {
+	if img, ok, err := s.image(ctx); err != nil || !ok || img.n == 0 {
 		t.Fatalf("no current image after the writes: %v, %v", ok, err)
 	}
 	pick := func(vals ...[]string) []string {
@@ -119,7 +119,7 @@ func TestImageLifecycle(t *testing.T) {
 	s := openTest(t)
 	current := func() int {
 		t.Helper()
-		img, ok, err := s.image(ctx, s.db)
+		img, ok, err := s.image(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,14 @@ type ShapeNeed struct {
 	MaxPrice float64 // per instance-hour; 0 or +Inf: no bound
 }
 
+// priceBound is MaxPrice as the further reads compare it: no bound is the largest float.
+func (n ShapeNeed) priceBound() float64 {
+	if n.MaxPrice <= 0 || math.IsInf(n.MaxPrice, 1) {
+		return math.MaxFloat64
+	}
+	return n.MaxPrice
+}
+
 // ShapePlanner decides, from the cheapest matching offer of each shape (cheapest first,
 // in the store's order), how many more offers of each shape to read; the result is
 // index-aligned with cheapest. fit.ShapeNeeds is the recommender's.
@@ -35,7 +43,7 @@ type ShapePlanner func(cheapest []pricing.Offer) ([]ShapeNeed, error)
 // further read walks one shape's entries of that index, cheapest first.
 func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]pricing.Offer, error) {
 	// The offers image is one row: one statement reads a consistent snapshot.
-	if img, ok, err := s.image(ctx, s.db); err != nil {
+	if img, ok, err := s.image(ctx); err != nil {
 		return nil, err
 	} else if ok {
 		return readShapesImage(img, q, plan)
@@ -78,11 +86,7 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 		if n.Limit <= 1 {
 			continue
 		}
-		maxPrice := n.MaxPrice
-		if maxPrice <= 0 || math.IsInf(maxPrice, 1) {
-			maxPrice = math.MaxFloat64
-		}
-		asks = append(asks, shapeAsk{shape: cheap[i].shape, limit: n.Limit, maxPrice: maxPrice, first: cheap[i].Offer.Key()})
+		asks = append(asks, shapeAsk{shape: cheap[i].shape, limit: n.Limit, maxPrice: n.priceBound(), first: cheap[i].Offer.Key()})
 	}
 	out := reps
 	if len(asks) == 0 {
@@ -333,7 +337,7 @@ func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[s
 	if len(models) == 0 {
 		return out, nil
 	}
-	if img, ok, err := s.image(ctx, s.db); err != nil {
+	if img, ok, err := s.image(ctx); err != nil {
 		return nil, err
 	} else if ok {
 		return countByGPUImage(img, q, models)

@@ -53,6 +53,18 @@ func (l *obsListing) add(o *pricing.Offer) {
 	}
 }
 
+// addListings notes offers in m, per region.
+func addListings(m map[string]*obsListing, offers []pricing.Offer) {
+	for i := range offers {
+		l := m[offers[i].Region]
+		if l == nil {
+			l = &obsListing{}
+			m[offers[i].Region] = l
+		}
+		l.add(&offers[i])
+	}
+}
+
 // resolve is the region's listing once the refresh time at is known: whether every
 // offer listed there was observed at one time, and that time.
 func (l *obsListing) resolve(at int64) (observed int64, uniform bool) {
@@ -103,14 +115,7 @@ func (sp *Spool) Add(offers []pricing.Offer) error {
 		sp.err = pricing.Errorf(pricing.Unavailable, "spool %s refresh to %s: %w", sp.provider, sp.f.Name(), err)
 		return sp.err
 	}
-	for i := range offers {
-		l := sp.listing[offers[i].Region]
-		if l == nil {
-			l = &obsListing{}
-			sp.listing[offers[i].Region] = l
-		}
-		l.add(&offers[i])
-	}
+	addListings(sp.listing, offers)
 	sp.n += len(offers)
 	return nil
 }
@@ -219,14 +224,7 @@ func (s sliceSource) count() int { return len(s) }
 
 func (s sliceSource) listings() map[string]*obsListing {
 	m := map[string]*obsListing{}
-	for i := range s {
-		l := m[s[i].Region]
-		if l == nil {
-			l = &obsListing{}
-			m[s[i].Region] = l
-		}
-		l.add(&s[i])
-	}
+	addListings(m, s)
 	return m
 }
 

@@ -142,7 +142,8 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []providerSource, onl
 		}
 		results = append(results, r)
 	}
-	if err := writeImage(ctx, tx); err != nil {
+	// The image's version: the run this transaction recorded last, the newest one.
+	if err := writeImage(ctx, tx, results[len(results)-1].RunID); err != nil {
 		return nil, false, s.dbError("write offers image", err)
 	}
 	if err := tx.Commit(); err != nil {
