@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/pricing"
 )
 
@@ -39,7 +40,7 @@ func TestNewArchitectureParamCounts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
-			m, ok, err := CatalogModel(c.model)
+			m, ok, err := model.CatalogModel(c.model)
 			if !ok || err != nil {
 				t.Fatalf("not in the catalog: %v", err)
 			}
@@ -48,7 +49,7 @@ func TestNewArchitectureParamCounts(t *testing.T) {
 			}
 			active := float64(m.ActiveParams())
 			if c.activeExclEmbed {
-				active -= float64(m.embedParams)
+				active -= float64(m.EmbedParams)
 			}
 			if r := float64(m.Params())/c.pubTotal - 1; math.Abs(r) > 0.02 {
 				t.Errorf("total %d is %+.1f%% from the published %.4g (%s)", m.Params(), 100*r, c.pubTotal, c.source)
@@ -56,7 +57,7 @@ func TestNewArchitectureParamCounts(t *testing.T) {
 			if r := active/c.pubActive - 1; math.Abs(r) > 0.02 {
 				t.Errorf("active %.0f is %+.1f%% from the published %.4g (%s)", active, 100*r, c.pubActive, c.source)
 			}
-			if m.moeExperts > 0 && m.ActiveParams() >= m.Params() {
+			if m.MoEExperts > 0 && m.ActiveParams() >= m.Params() {
 				t.Errorf("MoE active %d not below total %d", m.ActiveParams(), m.Params())
 			}
 		})
@@ -69,7 +70,7 @@ func TestKVCachePerToken(t *testing.T) {
 	// per layer, 61 layers: 61 x 576 = 35,136 values = 70,272 bytes in bf16, whatever the
 	// sequence length. Full multi-head K/V would be 61 x 2 x 128 heads x (128+64 | 128)
 	// ~ 4.0 M values: 114 x more.
-	ds, _, err := CatalogModel("deepseek-v3")
+	ds, _, err := model.CatalogModel("deepseek-v3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestKVCachePerToken(t *testing.T) {
 	// sliding layers keep at most 1024. At 8192 tokens: (10 x 8192 + 52 x 1024) x 4096 x 2 B
 	// = (81,920 + 53,248) x 8192 B = 1,107,296,256 B for the sequence = 135,168 B/token.
 	// At 1024 tokens or fewer every layer keeps every token: 62 x 4096 x 2 = 507,904 B/token.
-	g, _, err := CatalogModel("gemma-3-27b")
+	g, _, err := model.CatalogModel("gemma-3-27b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestKVCachePerToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := round3(2 * 1_107_296_256 / gib); res.Breakdown.KVCache != want {
+	if want := Round3(2 * 1_107_296_256 / GiB); res.Breakdown.KVCache != want {
 		t.Errorf("gemma-3-27b estimate kv_cache %v GiB, want %v", res.Breakdown.KVCache, want)
 	}
 }
@@ -107,8 +108,8 @@ func TestKVCachePerToken(t *testing.T) {
 // experts, not the expert count, so Qwen3-30B-A3B (3.3B active) keeps fewer activations
 // per token than the dense Qwen3-32B.
 func TestMoEActiveDrivesActivations(t *testing.T) {
-	moe, _, _ := CatalogModel("qwen3-30b-a3b")
-	dense, _, _ := CatalogModel("qwen3-32b")
+	moe, _, _ := model.CatalogModel("qwen3-30b-a3b")
+	dense, _, _ := model.CatalogModel("qwen3-32b")
 	j := Job{Task: TaskLoRA, Batch: 1, SeqLen: 2048, GradCkpt: false}
 	a, err := Estimate(moe, j)
 	if err != nil {
@@ -134,7 +135,7 @@ func TestOverflowingConfig(t *testing.T) {
 		"moe overflows":     `{"model_type":"qwen3_moe","hidden_size":16777216,"num_hidden_layers":16777216,"num_attention_heads":1,"num_experts":16777216,"num_experts_per_tok":1,"moe_intermediate_size":16777216,"vocab_size":10}`,
 	}
 	for name, cfg := range cases {
-		m, err := ModelFromConfig("huge.json", []byte(cfg))
+		m, err := model.ModelFromConfig("huge.json", []byte(cfg))
 		if err == nil {
 			t.Errorf("%s: got a model with %d params, want an error", name, m.Params())
 			continue
@@ -145,28 +146,11 @@ func TestOverflowingConfig(t *testing.T) {
 	}
 }
 
-// TestArchitecturesFallback: a config without model_type is read by its architectures
-// entry, the longest known prefix winning (Llama4… is llama4, not llama).
-func TestArchitecturesFallback(t *testing.T) {
-	for arch, want := range map[string]string{
-		"Llama4ForConditionalGeneration": "llama4", "LlamaForCausalLM": "llama", "Phi3ForCausalLM": "phi3",
-		"PhiForCausalLM": "phi", "Qwen3MoeForCausalLM": "qwen3_moe", "Qwen3ForCausalLM": "qwen3",
-		"DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss", "Gemma2ForCausalLM": "gemma2",
-	} {
-		for i := 0; i < 20; i++ { // map order varies between runs of the loop
-			c := &hfConfig{src: "x", m: map[string]any{"architectures": []any{arch}}}
-			if got, err := c.modelType(); err != nil || got != want {
-				t.Fatalf("%s: %q %v, want %q", arch, got, err, want)
-			}
-		}
-	}
-}
-
 // TestMLATensorParallelKV: the MLA latent is shared by all heads, so tensor parallelism
 // replicates it instead of dividing it: DeepSeek-V3's KV cache per GPU is the same on 8
 // GPUs as on one.
 func TestMLATensorParallelKV(t *testing.T) {
-	m, _, _ := CatalogModel("deepseek-v3")
+	m, _, _ := model.CatalogModel("deepseek-v3")
 	one, err := Estimate(m, Job{SeqLen: 8192})
 	if err != nil {
 		t.Fatal(err)
@@ -175,8 +159,8 @@ func TestMLATensorParallelKV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if one.Breakdown.KVCache != eight.Breakdown.KVCache || one.Breakdown.KVCache != round3(8192*70272/gib) {
-		t.Errorf("KV per GPU: %v on 1 GPU, %v on 8, want %v", one.Breakdown.KVCache, eight.Breakdown.KVCache, round3(8192*70272/gib))
+	if one.Breakdown.KVCache != eight.Breakdown.KVCache || one.Breakdown.KVCache != Round3(8192*70272/GiB) {
+		t.Errorf("KV per GPU: %v on 1 GPU, %v on 8, want %v", one.Breakdown.KVCache, eight.Breakdown.KVCache, Round3(8192*70272/GiB))
 	}
 }
 
@@ -196,7 +180,7 @@ func TestChunkedAndBandedKV(t *testing.T) {
 		{"gpt-oss-20b", 4096, (12*4096 + 12*128) * 1024 * 2},
 	}
 	for _, c := range cases {
-		m, _, err := CatalogModel(c.model)
+		m, _, err := model.CatalogModel(c.model)
 		if err != nil {
 			t.Fatal(err)
 		}

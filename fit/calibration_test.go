@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pickergpu/picker/model"
 )
 
 // calibrationColumns maps a cases CSV column to the job flag it holds (score.py's FLAGS).
@@ -290,9 +292,9 @@ func deviceCases(t *testing.T, path string) string {
 
 // builtinModel resolves a case's model as modelref does for the names calibration uses:
 // a catalog name, else a raw parameter count (fit never reads files or the network).
-func builtinModel(ref string) (*Model, error) {
-	if m, ok, err := CatalogModel(ref); ok || err != nil {
+func builtinModel(ref string) (*model.Model, error) {
+	if m, ok, err := model.CatalogModel(ref); ok || err != nil {
 		return m, err
 	}
-	return ModelFromParams(ref)
+	return model.ModelFromParams(ref)
 }

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/pricing"
 )
 
-func catModel(t testing.TB, ref string) *Model {
+func catModel(t testing.TB, ref string) *model.Model {
 	t.Helper()
-	m, ok, err := CatalogModel(ref)
+	m, ok, err := model.CatalogModel(ref)
 	if !ok || err != nil {
 		t.Fatalf("CatalogModel(%q): ok %v err %v", ref, ok, err)
 	}
@@ -204,7 +205,7 @@ func TestPhysics(t *testing.T) {
 		t.Errorf("sdxl: %s %.2f vs 512 %.2f", big.Job.Resolution, big.PeakAllocatedGiB, small.PeakAllocatedGiB)
 	}
 	// A raw parameter count estimates weights from the exact count.
-	pm, err := ModelFromParams("7b")
+	pm, err := model.ModelFromParams("7b")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
 package fit
 
 import (
-	"fmt"
 	"math"
-	"strings"
+
+	"github.com/pickergpu/picker/model"
 )
 
 // fp8: 8-bit floating point (e4m3 for weights and activations, Micikevicius et al. 2022,
@@ -40,15 +40,15 @@ func (r *resolved) fp8Training() bool { return r.Precision == "fp8-mixed" }
 
 // resolveFP8 checks the fp8 knobs against the task and fills the KV cache's bytes per
 // element (a resolve step: runs after the precision and quantization are resolved).
-func resolveFP8(_ *Model, r *resolved) error {
+func resolveFP8(_ *model.Model, r *resolved) error {
 	training := r.IsTraining()
 	switch {
 	case r.Precision == "fp8-mixed" && !training:
-		return invalid("precision", "--precision fp8-mixed is fp8 training (TransformerEngine / torchao float8); for fp8 inference use --quant fp8 and/or --kv-cache-dtype fp8")
+		return Invalid("precision", "--precision fp8-mixed is fp8 training (TransformerEngine / torchao float8); for fp8 inference use --quant fp8 and/or --kv-cache-dtype fp8")
 	case r.Quant == "fp8" && training:
-		return invalid("quant", "--quant fp8 with --task %s: fp8 weight quantization is modelled for inference; for fp8 training use --precision fp8-mixed", r.Task)
+		return Invalid("quant", "--quant fp8 with --task %s: fp8 weight quantization is modelled for inference; for fp8 training use --precision fp8-mixed", r.Task)
 	case r.KVCacheDtype == "fp8" && training:
-		return invalid("kv-cache-dtype", "--kv-cache-dtype fp8 applies to inference, not --task %s", r.Task)
+		return Invalid("kv-cache-dtype", "--kv-cache-dtype fp8 applies to inference, not --task %s", r.Task)
 	}
 	if r.KVCacheDtype == "" {
 		r.KVCacheDtype = "auto"
@@ -66,74 +66,13 @@ func resolveFP8(_ *Model, r *resolved) error {
 // fp8WeightCache is TransformerEngine's cached fp8 weight and transpose (2 bytes per
 // linear weight), per GPU: sharded with ZeRO-3/FSDP, where only the gathered layers are
 // cast.
-func (r *resolved) fp8WeightCache(m *Model) float64 {
+func (r *resolved) fp8WeightCache(m *model.Model) float64 {
 	if !r.fp8Training() {
 		return 0
 	}
-	b := 2 * float64(m.linearParams)
+	b := 2 * float64(m.LinearParams)
 	if r.Shard == "zero3" || r.Shard == "fsdp" {
-		b = math.Min(b/float64(r.world()), 2*2*float64(m.dec.layerParams))
+		b = math.Min(b/float64(r.world()), 2*2*float64(m.Dec.LayerParams))
 	}
 	return b
-}
-
-// Exclusion is a group of offers the recommender left out whatever their memory.
-type Exclusion struct {
-	GPUModel string `json:"gpu_model"`
-	Offers   int    `json:"offers"`
-	Reason   string `json:"reason"`
-	// Code is the reason's kind, for counting: ExclNoFP8 here, the stack's codes in
-	// stack.go (no-pytorch, no-bitsandbytes, no-bf16, vendor).
-	Code string `json:"code,omitempty"`
-}
-
-// fp8Exclusions lists, per GPU model, the offers an fp8 job cannot use.
-func fp8Exclusions(in *RecommendInput, caps []*gpuCaps) []Exclusion {
-	if !in.Job.UsesFP8() {
-		return nil
-	}
-	var out []Exclusion
-	at := map[string]int{}
-	for i := range in.Offers {
-		c := caps[i]
-		if c.known && c.fp8 {
-			continue
-		}
-		name := in.Offers[i].GPUModel
-		k, ok := at[name]
-		if !ok {
-			reason := fmt.Sprintf("%s (%s) has no fp8 tensor cores; %s needs Ada, Hopper, Blackwell or CDNA 3+", name, c.spec.Architecture, fp8Flags(in.Job))
-			if !c.known {
-				reason = fmt.Sprintf("%s is not in the GPU catalog: fp8 support unknown", name)
-			}
-			k = len(out)
-			at[name] = k
-			out = append(out, Exclusion{GPUModel: name, Reason: reason, Code: ExclNoFP8})
-		}
-		out[k].Offers++
-	}
-	return out
-}
-
-// fp8Flags names the flags that made a job need fp8.
-func fp8Flags(j Job) string {
-	var f []string
-	if j.Quant == "fp8" {
-		f = append(f, "--quant fp8")
-	}
-	if j.KVCacheDtype == "fp8" {
-		f = append(f, "--kv-cache-dtype fp8")
-	}
-	if j.Precision == "fp8-mixed" {
-		f = append(f, "--precision fp8-mixed")
-	}
-	return strings.Join(f, " with ")
-}
-
-func exclusionWarnings(xs []Exclusion) []string {
-	var w []string
-	for _, x := range xs {
-		w = append(w, fmt.Sprintf("%d offer(s) on %s excluded: %s", x.Offers, x.GPUModel, x.Reason))
-	}
-	return w
 }

@@ -1,6 +1,10 @@
 package fit
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pickergpu/picker/model"
+)
 
 // Framework values (CONTRACT --framework): the stack whose defaults fill what a job leaves
 // unset. Every default below is taken from the stack's own code or recipes, cited where it
@@ -38,7 +42,7 @@ const (
 // resolveFramework fills the defaults the job's framework applies, before the precision,
 // quantization and runtime steps fill the framework-independent ones, and records each
 // applied default as an assumption (framework defaults are named "<framework> default:").
-func resolveFramework(m *Model, r *resolved) error {
+func resolveFramework(m *model.Model, r *resolved) error {
 	r.Framework = r.Framework.orHF()
 	lora := r.Task == TaskLoRA || r.Task == TaskQLoRA
 	training := r.IsTraining()
@@ -89,7 +93,7 @@ func resolveFramework(m *Model, r *resolved) error {
 			r.Precision = "bf16"
 			def("bf16-true: weights%s, gradients and optimizer states in bf16 (config_hub precision: bf16-true)", map[bool]string{true: ", adapters", false: ""}[lora])
 		}
-		if training && r.Task != TaskImageGen && m.Kind != KindEncoder {
+		if training && r.Task != TaskImageGen && m.Kind != model.KindEncoder {
 			// litgpt/finetune/*.py: model(input_ids, lm_head_chunk_size=128) with
 			// chunked_cross_entropy(..., chunk_size=128).
 			r.chunkedLoss = true
@@ -116,7 +120,7 @@ func resolveFramework(m *Model, r *resolved) error {
 			r.GradCkpt = true
 			def("activation checkpointing on (enable_activation_checkpointing: True)")
 		}
-		if training && m.Kind != KindEncoder {
+		if training && m.Kind != model.KindEncoder {
 			// loss: torchtune.modules.loss.CEWithChunkedOutputLoss (num_output_chunks=8).
 			r.chunkedLoss = true
 			def("chunked output and cross-entropy (CEWithChunkedOutputLoss, 8 chunks): the fp32 upcast is per chunk")
@@ -202,10 +206,10 @@ var FrameworkDefaults = []struct{ Framework, Applies, Default, Source string }{
 // skips the output embedding (get_keys_to_not_convert), and LitGPT's quantized tables
 // agree with that reading (lit-q-02/06, lit-inf-03/05 in testdata/vram_cases.csv come
 // within 6 % with a 16-bit head and 11-16 % low with a quantized one).
-func (m *Model) frameworkHead(r *resolved) float64 {
-	head := float64(m.headParams)
-	if r.Framework == FrameworkLitGPT && m.Kind != KindDiffusion && m.Kind != KindEncoder && head == 0 {
-		head = float64(m.vocab * m.hidden)
+func frameworkHead(m *model.Model, r *resolved) float64 {
+	head := float64(m.HeadParams)
+	if r.Framework == FrameworkLitGPT && m.Kind != model.KindDiffusion && m.Kind != model.KindEncoder && head == 0 {
+		head = float64(m.Vocab * m.Hidden)
 	}
 	return head
 }

@@ -3,6 +3,8 @@ package fit
 import (
 	"math"
 	"testing"
+
+	"github.com/pickergpu/picker/model"
 )
 
 // TestParamsModelGenericActivations: a model known only by its parameter count keeps
@@ -10,11 +12,11 @@ import (
 // the two dropout masks (no dropout) and less the 5·a·s² term (fused attention): 32·s·b·h;
 // eager attention without dropout adds the 16-bit softmax output, 2·a·s²·b bytes.
 func TestParamsModelGenericActivations(t *testing.T) {
-	m, err := ModelFromParams("6.7b")
+	m, err := model.ModelFromParams("6.7b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, a := float64(m.hidden), float64(m.dec.heads)
+	h, a := float64(m.Hidden), float64(m.Dec.Heads)
 	const B, S = 2, 1024
 	tokens := float64(B * S)
 	cases := []struct {
@@ -34,7 +36,7 @@ func TestParamsModelGenericActivations(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if got := r.layerBytes(m, &m.dec, tokens, float64(S), float64(S)); math.Abs(got-c.want) > 1 {
+		if got := r.layerBytes(m, &m.Dec, tokens, float64(S), float64(S)); math.Abs(got-c.want) > 1 {
 			t.Errorf("%s: layer activations %.0f bytes, want %.0f (%.2f·s·b·h)", c.name, got, c.want, got/(h*tokens))
 		}
 	}
@@ -45,14 +47,14 @@ func TestParamsModelGenericActivations(t *testing.T) {
 // 16-bit gradient: 6 bytes per token and vocabulary entry in bf16, 4 in fp32; a catalog
 // Llama keeps transformers' 14 (bf16 logits, fp32 upcast, fp32 log-softmax, fp32 gradient).
 func TestParamsModelLossWorkspace(t *testing.T) {
-	pm, err := ModelFromParams("1b")
+	pm, err := model.ModelFromParams("1b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const B, S = 4, 512
 	cases := []struct {
 		name  string
-		m     *Model
+		m     *model.Model
 		prec  Precision
 		bytes float64
 	}{
@@ -67,7 +69,7 @@ func TestParamsModelLossWorkspace(t *testing.T) {
 		}
 		var tm trainMem
 		tm.activations(c.m, r)
-		if want := float64(B*S) * float64(c.m.vocab) * c.bytes; math.Abs(tm.ws-want) > 1 {
+		if want := float64(B*S) * float64(c.m.Vocab) * c.bytes; math.Abs(tm.ws-want) > 1 {
 			t.Errorf("%s: loss workspace %.0f bytes, want %.0f (%g bytes per token and vocab entry)", c.name, tm.ws, want, c.bytes)
 		}
 	}
@@ -78,7 +80,7 @@ func TestParamsModelLossWorkspace(t *testing.T) {
 // the step holds 16-bit weight shards 2, 16-bit gradient shards 2, fp32 master + Adam m, v
 // 12 and foreach AdamW's sqrt(v) 4 bytes per parameter, all divided by the world size.
 func TestShardedStepWithoutGatheredLayers(t *testing.T) {
-	m, err := ModelFromParams("30b")
+	m, err := model.ModelFromParams("30b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +89,11 @@ func TestShardedStepWithoutGatheredLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	P := float64(m.params)
-	if want := P * 2 / g / gib; math.Abs(res.Breakdown.Weights-want) > 0.002 {
+	P := float64(m.ParamCount)
+	if want := P * 2 / g / GiB; math.Abs(res.Breakdown.Weights-want) > 0.002 {
 		t.Errorf("weights at the step %.3f GiB, want the shard alone %.3f", res.Breakdown.Weights, want)
 	}
-	if want := P * (2 + 2 + 12 + 4) / g / gib; math.Abs(res.PeakAllocatedGiB-want) > 0.005 {
+	if want := P * (2 + 2 + 12 + 4) / g / GiB; math.Abs(res.PeakAllocatedGiB-want) > 0.005 {
 		t.Errorf("peak allocated %.3f GiB, want the step's %.3f", res.PeakAllocatedGiB, want)
 	}
 }
@@ -101,7 +103,7 @@ func TestShardedStepWithoutGatheredLayers(t *testing.T) {
 // than the attention block (normed input, q, k, v, output: 5h); plus the last position's
 // logits in bf16 and their fp32 upcast.
 func TestParamsModelPrefillWorkspace(t *testing.T) {
-	m, err := ModelFromParams("7b")
+	m, err := model.ModelFromParams("7b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +112,8 @@ func TestParamsModelPrefillWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := float64(m.hidden)
-	want := (float64(B*S)*9*h*2 + B*float64(m.vocab)*(2+4)) / gib
+	h := float64(m.Hidden)
+	want := (float64(B*S)*9*h*2 + B*float64(m.Vocab)*(2+4)) / GiB
 	if math.Abs(res.Breakdown.Workspace-want) > 0.002 {
 		t.Errorf("prefill workspace %.3f GiB, want %.3f", res.Breakdown.Workspace, want)
 	}

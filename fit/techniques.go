@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
+
+	"github.com/pickergpu/picker/model"
 )
 
 // The memory techniques a job can name beyond the basic knobs: the optimizer step's
@@ -14,12 +17,12 @@ import (
 
 // resolveApplicable rejects job flags the task does not use. It runs before defaults are
 // filled, so it sees only what the caller set.
-func resolveApplicable(m *Model, r *resolved) error {
+func resolveApplicable(m *model.Model, r *resolved) error {
 	training := r.IsTraining()
 	lora := r.Task == TaskLoRA || r.Task == TaskQLoRA
-	diffusion := m.Kind == KindDiffusion
+	diffusion := m.Kind == model.KindDiffusion
 	notFor := func(flag, why string) error {
-		return invalid(flag, "--%s does not apply to --task %s: %s", flag, r.Task, why)
+		return Invalid(flag, "--%s does not apply to --task %s: %s", flag, r.Task, why)
 	}
 	switch {
 	case !lora && r.LoRARank != 0:
@@ -32,19 +35,19 @@ func resolveApplicable(m *Model, r *resolved) error {
 		return notFor("optimizer-step", "inference runs no optimizer step")
 	case !training && r.Loss != "":
 		return notFor("loss", "inference computes no training loss")
-	case (r.Loss == "chunked" || r.Loss == "fused-linear") && m.Kind == KindEncoder:
-		return invalid("loss", "--loss %s: %s is an encoder trained with a classification head; there are no vocabulary logits to chunk", r.Loss, m.Name)
+	case (r.Loss == "chunked" || r.Loss == "fused-linear") && m.Kind == model.KindEncoder:
+		return Invalid("loss", "--loss %s: %s is an encoder trained with a classification head; there are no vocabulary logits to chunk", r.Loss, m.Name)
 	case diffusion && r.Batch != 0:
 		return notFor("batch", "image generation takes --images (images per batch)")
 	case !diffusion && r.VAETiling:
-		return invalid("vae-tiling", "--vae-tiling applies to image generation; %s is a language model", m.Name)
+		return Invalid("vae-tiling", "--vae-tiling applies to image generation; %s is a language model", m.Name)
 	}
 	return nil
 }
 
 // resolveTechniques fills the defaults of the technique flags and checks the LoRA rank
 // against the adapted layers.
-func resolveTechniques(m *Model, r *resolved) error {
+func resolveTechniques(m *model.Model, r *resolved) error {
 	if r.IsTraining() {
 		// The framework's defaults (framework.go) fill what the flags leave unset; an
 		// explicit flag overrides them.
@@ -71,15 +74,15 @@ func resolveTechniques(m *Model, r *resolved) error {
 		// the update B·A has rank at most min(d_in, d_out) (Hu et al. 2021, LoRA, §4.1).
 		var lim int64
 		var at string
-		for _, mod := range m.modules {
-			if contains(r.targets, mod.name) {
-				if d := min(mod.in, mod.out); lim == 0 || d < lim {
-					lim, at = d, mod.name
+		for _, mod := range m.Modules {
+			if slices.Contains(r.targets, mod.Name) {
+				if d := min(mod.In, mod.Out); lim == 0 || d < lim {
+					lim, at = d, mod.Name
 				}
 			}
 		}
 		if lim > 0 && int64(r.LoRARank) > lim {
-			return invalid("lora-r", "--lora-r %d: larger than %s's smallest dimension (%d); a LoRA update's rank is at most min(d_in, d_out), so use --lora-r %d or less", r.LoRARank, at, lim, lim)
+			return Invalid("lora-r", "--lora-r %d: larger than %s's smallest dimension (%d); a LoRA update's rank is at most min(d_in, d_out), so use --lora-r %d or less", r.LoRARank, at, lim, lim)
 		}
 	}
 	return nil
@@ -91,18 +94,18 @@ func resolveTechniques(m *Model, r *resolved) error {
 // do the update in one kernel per parameter group without materialised intermediates):
 // foreach materialises sqrt(v) (one state-sized tensor) for all parameters at once; the
 // for-loop only for the largest parameter; fused not at all.
-func stepTempBytes(m *Model, r *resolved, stateB float64) float64 {
+func stepTempBytes(m *model.Model, r *resolved, stateB float64) float64 {
 	switch r.OptimizerStep {
 	case "fused":
 		return 0
 	case "for-loop":
 		if r.Task == TaskFullFT {
-			return stateB * float64(m.largestTensor)
+			return stateB * float64(m.LargestTensor)
 		}
 		var big int64
-		for _, mod := range m.modules {
-			if contains(r.targets, mod.name) {
-				big = max(big, int64(r.LoRARank)*max(mod.in, mod.out))
+		for _, mod := range m.Modules {
+			if slices.Contains(r.targets, mod.Name) {
+				big = max(big, int64(r.LoRARank)*max(mod.In, mod.Out))
 			}
 		}
 		return stateB * float64(big)
@@ -117,11 +120,11 @@ func stepTempBytes(m *Model, r *resolved, stateB float64) float64 {
 // pass, so only one chunk's logits ever exist; it sizes a chunk as
 // next_power_of_2(ceil(BT / ceil(V / H))) tokens, so a chunk's logits are about the size
 // of the hidden states.
-func lossTokens(m *Model, r *resolved, tokens float64) float64 {
-	if r.Loss != "fused-linear" || m.hidden <= 0 {
+func lossTokens(m *model.Model, r *resolved, tokens float64) float64 {
+	if r.Loss != "fused-linear" || m.Hidden <= 0 {
 		return tokens
 	}
-	inc := math.Ceil(float64(m.vocab) / float64(m.hidden))
+	inc := math.Ceil(float64(m.Vocab) / float64(m.Hidden))
 	c := uint64(math.Ceil(tokens / math.Max(inc, 1)))
 	chunk := float64(uint64(1) << bits.Len64(max(c, 1)-1))
 	return math.Min(tokens, chunk)
@@ -132,11 +135,11 @@ func lossTokens(m *Model, r *resolved, tokens float64) float64 {
 // tiles of the VAE's sample_size (tile_sample_min_size; the pipeline's default
 // resolution: 512 for SD 1.5, 1024 for SDXL and FLUX), so larger images decode at tile
 // size (the 25 % tile overlap is recomputed, not kept).
-func vaeDecodeSize(m *Model, r *resolved, imgs, w, h float64) (float64, float64, float64) {
+func vaeDecodeSize(m *model.Model, r *resolved, imgs, w, h float64) (float64, float64, float64) {
 	if !r.VAETiling {
 		return imgs, w, h
 	}
-	tile := float64(m.pipe.DefaultResolution)
+	tile := float64(m.Pipe.DefaultResolution)
 	return 1, math.Min(w, tile), math.Min(h, tile)
 }
 
@@ -145,7 +148,7 @@ func (r *resolved) warn(format string, args ...any) {
 }
 
 // techniqueNotes are the assumptions the technique flags add to a Result.
-func techniqueNotes(m *Model, r *resolved) []string {
+func techniqueNotes(m *model.Model, r *resolved) []string {
 	var out []string
 	switch r.OptimizerStep {
 	case "fused":
@@ -160,7 +163,7 @@ func techniqueNotes(m *Model, r *resolved) []string {
 		out = append(out, "fused linear cross-entropy (Liger): logits live for one chunk of tokens at a time")
 	}
 	if r.VAETiling {
-		out = append(out, fmt.Sprintf("VAE slicing and tiling: decodes one image at a time in tiles of at most %d px", m.pipe.DefaultResolution))
+		out = append(out, fmt.Sprintf("VAE slicing and tiling: decodes one image at a time in tiles of at most %d px", m.Pipe.DefaultResolution))
 	}
 	if r.Offload == OffloadModel {
 		out = append(out, "model CPU offload: components wait in host memory; the GPU holds the largest one at a time")

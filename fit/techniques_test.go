@@ -9,7 +9,7 @@ import (
 func TestTechniquePhysics(t *testing.T) {
 	est := func(model string, j Job) *Result {
 		t.Helper()
-		r, err := Estimate(mustModel(t, model), j)
+		r, err := Estimate(catModel(t, model), j)
 		if err != nil {
 			t.Fatalf("%s %+v: %v", model, j, err)
 		}

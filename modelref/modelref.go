@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/pricing"
 )
 
@@ -81,7 +81,7 @@ var hubIDRe = sync.OnceValue(func() *regexp.Regexp {
 // the closest catalog names; unreachable or gated Hub repositories are pricing.Invalid
 // errors that suggest --model path/to/config.json. Every error names the parameter
 // ("model" or "params") as pricing.Error.Param.
-func Resolve(ctx context.Context, ref, params string, opt Options) (*fit.Model, error) {
+func Resolve(ctx context.Context, ref, params string, opt Options) (*model.Model, error) {
 	ref = strings.TrimSpace(ref)
 	param := "model" // a bad --params is only ever read when --model is empty
 	if ref == "" && params != "" {
@@ -103,27 +103,27 @@ func Resolve(ctx context.Context, ref, params string, opt Options) (*fit.Model, 
 	return m, nil
 }
 
-func resolve(ctx context.Context, ref, params string, opt Options) (*fit.Model, error) {
+func resolve(ctx context.Context, ref, params string, opt Options) (*model.Model, error) {
 	if ref == "" {
 		if params != "" {
-			return fit.ModelFromParams(params)
+			return model.ModelFromParams(params)
 		}
 		return nil, pricing.Errorf(pricing.Invalid, "no model given: pass --model (a catalog name, a Hugging Face id or a path to config.json) or --params")
 	}
 	if IsPath(ref) {
 		return fromFile(ref)
 	}
-	if m, ok, err := fit.CatalogModel(ref); ok || err != nil {
+	if m, ok, err := model.CatalogModel(ref); ok || err != nil {
 		return m, err
 	}
-	if _, err := fit.ParseParamCount(ref); err == nil {
-		return fit.ModelFromParams(ref)
+	if _, err := model.ParseParamCount(ref); err == nil {
+		return model.ModelFromParams(ref)
 	}
 	if hubIDRe().MatchString(ref) && !strings.Contains(ref, "..") {
 		return fetchHub(ctx, ref, opt)
 	}
 	return nil, pricing.Errorf(pricing.NotFound, "unknown model %q; closest catalog names: %s (or pass a Hugging Face id, a path to config.json, or --params)",
-		ref, strings.Join(fit.ClosestCatalogNames(ref, 5), ", "))
+		ref, strings.Join(model.ClosestCatalogNames(ref, 5), ", "))
 }
 
 // IsPath reports whether a --model value names a file on disk rather than a catalog name
@@ -146,7 +146,7 @@ func IsPath(ref string) bool {
 }
 
 // fromFile reads a local config.json (or a directory's).
-func fromFile(path string) (*fit.Model, error) {
+func fromFile(path string) (*model.Model, error) {
 	if strings.HasPrefix(path, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {
 			path = filepath.Join(home, path[2:])
@@ -162,7 +162,7 @@ func fromFile(path string) (*fit.Model, error) {
 		}
 		return nil, pricing.Errorf(pricing.Invalid, "model config %s: %v", path, err)
 	}
-	m, err := fit.ModelFromConfig(path, data)
+	m, err := model.ModelFromConfig(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ const hubHint = "pass --model path/to/config.json with the model's config.json"
 
 // fetchHub resolves a Hub id: from the cache when it holds a parsable config, else from
 // the Hub, caching what it fetched.
-func fetchHub(ctx context.Context, id string, opt Options) (*fit.Model, error) {
+func fetchHub(ctx context.Context, id string, opt Options) (*model.Model, error) {
 	var cachePath string
 	if opt.CacheDir != "" {
 		cachePath = filepath.Join(opt.CacheDir, filepath.FromSlash(id), "config.json")
@@ -226,8 +226,8 @@ func fetchHub(ctx context.Context, id string, opt Options) (*fit.Model, error) {
 
 // hubModel parses a Hub repository's config.json (from says where it was read, for
 // error messages) and names the model by its id.
-func hubModel(id, from string, data []byte, source string) (*fit.Model, error) {
-	m, err := fit.ModelFromConfig(id+" config.json ("+from+")", data)
+func hubModel(id, from string, data []byte, source string) (*model.Model, error) {
+	m, err := model.ModelFromConfig(id+" config.json ("+from+")", data)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func hubModel(id, from string, data []byte, source string) (*fit.Model, error) {
 
 // fromCache parses a cached config; a missing or corrupt entry is not an error (it is
 // fetched again).
-func fromCache(id, cachePath string) (*fit.Model, bool) {
+func fromCache(id, cachePath string) (*model.Model, bool) {
 	data, err := os.ReadFile(cachePath)
 	if err != nil {
 		return nil, false
@@ -284,7 +284,7 @@ func download(ctx context.Context, id, endpoint string, opt Options) ([]byte, er
 		return nil, pricing.Errorf(pricing.Invalid, "model %s is gated on the Hugging Face Hub (HTTP %d): %s, or %s", id, resp.StatusCode, auth, hubHint)
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, pricing.Errorf(pricing.NotFound, "model %s: not in the catalog and not on the Hugging Face Hub (HTTP 404); closest catalog names: %s",
-			id, strings.Join(fit.ClosestCatalogNames(id, 5), ", "))
+			id, strings.Join(model.ClosestCatalogNames(id, 5), ", "))
 	case resp.StatusCode != http.StatusOK:
 		return nil, pricing.Errorf(pricing.Invalid, "model %s: the Hugging Face Hub answered HTTP %d; %s", id, resp.StatusCode, hubHint)
 	}

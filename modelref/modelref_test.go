@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/pricing"
 )
 
@@ -180,7 +181,7 @@ func TestResolveLocalAndParams(t *testing.T) {
 			t.Errorf("%q: no error", bad)
 		}
 	}
-	if _, err := fit.ParseParamCount("seven"); err == nil {
+	if _, err := model.ParseParamCount("seven"); err == nil {
 		t.Error("ParseParamCount(seven): no error")
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/jobtime"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 )
 
 // field is one form control, named as the CLI flag it sets.
@@ -69,7 +71,7 @@ var askGroups = []fieldGroup{
 		{Name: "vae-tiling", Label: "VAE tiling", Kind: "checkbox"},
 	}},
 	{Legend: "Inference and time", Fields: []field{
-		{Name: "engine", Label: "Inference engine", Kind: "select", Options: fit.Engines, Default: fit.DefaultEngine},
+		{Name: "engine", Label: "Inference engine", Kind: "select", Options: jobtime.Engines, Default: jobtime.DefaultEngine},
 		{Name: "kv-cache-dtype", Label: "KV cache dtype", Kind: "select", Options: names(fit.KVCacheDtypes), Default: "auto"},
 		{Name: "prompt-tokens", Label: "Prompt tokens", Kind: "number", Step: "any", Help: "per request"},
 		{Name: "output-tokens", Label: "Output tokens", Kind: "number", Step: "any", Help: "per request"},
@@ -85,7 +87,7 @@ var askGroups = []fieldGroup{
 		{Name: "purchase", Label: "Purchase", Kind: "select", Options: []string{"on-demand", "spot", "any"}, Default: "on-demand"},
 		{Name: "max-price", Label: "Max $/h", Kind: "number", Step: "any"},
 		{Name: "max-gpus", Label: "Max GPUs", Kind: "number"},
-		{Name: "vendor", Label: "GPU vendor", Kind: "select", Options: []string{fit.VendorNVIDIA, fit.VendorAMD}, Default: fit.VendorAny},
+		{Name: "vendor", Label: "GPU vendor", Kind: "select", Options: []string{recommend.VendorNVIDIA, recommend.VendorAMD}, Default: recommend.VendorAny},
 		{Name: "rank", Label: "Rank by", Kind: "select", Options: []string{"hourly", "job"}, Default: "hourly"},
 		{Name: "tokens", Label: "Job tokens", Kind: "text", Help: "for job cost (2e9)"},
 		{Name: "top", Label: "Offers shown", Kind: "number", Default: "10"},
@@ -231,7 +233,7 @@ func breakdownBar(r *fit.Result) []barSegment {
 
 // ladderRow is a savings-ladder step with a link that asks again with the change.
 type ladderRow struct {
-	fit.LadderStep
+	recommend.LadderStep
 	AskURL string
 }
 
@@ -266,7 +268,7 @@ type askPage struct {
 
 	Asked    bool
 	Error    string
-	Rec      *fit.Recommendation
+	Rec      *recommend.Recommendation
 	Command  string
 	APIURL   string
 	Headroom string
@@ -309,7 +311,7 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Headroom = params.Get("headroom")
 		if p.Headroom == "" {
-			p.Headroom = pricing.FormatNum(fit.DefaultHeadroomPct, 1)
+			p.Headroom = pricing.FormatNum(recommend.DefaultHeadroomPct, 1)
 		}
 		rec, err := s.b.Recommend(ctx, params)
 		if err != nil {
@@ -341,12 +343,12 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 }
 
 // setColumns picks the offers table's optional columns.
-func (p *askPage) setColumns(rec *fit.Recommendation) {
-	has := func(f func(fit.Fit) bool) bool { return slices.ContainsFunc(rec.Offers, f) }
-	p.Multi = has(func(f fit.Fit) bool { return f.Nodes > 1 })
-	p.WithRate = has(func(f fit.Fit) bool { return f.TokensPerSec != nil })
-	p.WithServe = has(func(f fit.Fit) bool { return f.TTFTSec != nil })
-	p.WithCost = has(func(f fit.Fit) bool { return f.EstCostUSD != nil })
+func (p *askPage) setColumns(rec *recommend.Recommendation) {
+	has := func(f func(recommend.Fit) bool) bool { return slices.ContainsFunc(rec.Offers, f) }
+	p.Multi = has(func(f recommend.Fit) bool { return f.Nodes > 1 })
+	p.WithRate = has(func(f recommend.Fit) bool { return f.TokensPerSec != nil })
+	p.WithServe = has(func(f recommend.Fit) bool { return f.TTFTSec != nil })
+	p.WithCost = has(func(f recommend.Fit) bool { return f.EstCostUSD != nil })
 	p.WithFront = len(rec.Frontier) > 0
 	p.Span = 12
 	for _, on := range []bool{p.Multi, p.Multi, p.WithRate, p.WithServe, p.WithServe, p.WithCost, p.WithCost, p.WithFront} {

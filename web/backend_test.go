@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 	"github.com/pickergpu/picker/refresh"
 	"github.com/pickergpu/picker/store"
 )
@@ -110,7 +112,7 @@ func splitComma(s string) []string {
 	return out
 }
 
-func (b *testBackend) Recommend(ctx context.Context, p url.Values) (*fit.Recommendation, error) {
+func (b *testBackend) Recommend(ctx context.Context, p url.Values) (*recommend.Recommendation, error) {
 	vals := map[string]string{}
 	for _, jp := range fit.JobParams {
 		k := jp.Name
@@ -122,7 +124,7 @@ func (b *testBackend) Recommend(ctx context.Context, p url.Values) (*fit.Recomme
 	if err != nil {
 		return nil, err
 	}
-	m, ok, err := fit.CatalogModel(p.Get("model"))
+	m, ok, err := model.CatalogModel(p.Get("model"))
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +144,8 @@ func (b *testBackend) Recommend(ctx context.Context, p url.Values) (*fit.Recomme
 		top, _ = strconv.Atoi(v)
 	}
 	_, pinned := vals["gpus"]
-	return fit.Recommend(fit.RecommendInput{Model: m, Job: job, PinGPUs: pinned, Offers: offers, HeadroomPct: fit.DefaultHeadroomPct,
-		Rank: fit.Rank(p.Get("rank")), Top: top})
+	return recommend.Recommend(recommend.RecommendInput{Model: m, Job: job, PinGPUs: pinned, Offers: offers, HeadroomPct: recommend.DefaultHeadroomPct,
+		Rank: recommend.Rank(p.Get("rank")), Top: top})
 }
 
 func (b *testBackend) Offers(ctx context.Context, p url.Values) ([]pricing.Offer, error) {
@@ -178,7 +180,7 @@ func (b *testBackend) Providers(ctx context.Context) ([]Provider, error) {
 
 func (b *testBackend) Models(context.Context) ([]string, error) {
 	var names []string
-	for _, e := range fit.Catalog() {
+	for _, e := range model.Catalog() {
 		names = append(names, e.Name)
 	}
 	return names, nil

@@ -27,8 +27,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pickergpu/picker/fit"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 	"github.com/pickergpu/picker/store"
 )
 
@@ -40,7 +40,7 @@ import (
 type Backend interface {
 	// Recommend is `picker recommend` with params as its flags. When nothing fits it
 	// returns the recommendation with no offers and its NearestMiss, and no error.
-	Recommend(ctx context.Context, params url.Values) (*fit.Recommendation, error)
+	Recommend(ctx context.Context, params url.Values) (*recommend.Recommendation, error)
 	// Offers is `picker offers` (and `export`) with params as its flags: every current
 	// offer that matches, in the command's order.
 	Offers(ctx context.Context, params url.Values) ([]pricing.Offer, error)

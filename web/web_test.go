@@ -17,6 +17,7 @@ import (
 
 	"github.com/pickergpu/picker/fit"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 	"github.com/pickergpu/picker/store"
 )
 
@@ -433,10 +434,10 @@ func TestSortOffersKeepsTies(t *testing.T) {
 // fixedRec answers every question with one recommendation.
 type fixedRec struct {
 	testBackend
-	rec *fit.Recommendation
+	rec *recommend.Recommendation
 }
 
-func (f *fixedRec) Recommend(context.Context, url.Values) (*fit.Recommendation, error) {
+func (f *fixedRec) Recommend(context.Context, url.Values) (*recommend.Recommendation, error) {
 	return f.rec, nil
 }
 
@@ -446,13 +447,13 @@ func TestAskRendersPlansAndExclusions(t *testing.T) {
 	b := newTestBackend(t)
 	o := pricing.Offer{Provider: "aws", Region: "us-east-1", InstanceType: "p5.48xlarge", GPUModel: "H100", GPUCount: 8, GPUMemGiB: 80,
 		Purchase: pricing.OnDemand, PriceUSDHr: 55.04, Currency: "USD", ObservedAt: b.now}
-	plan := fit.Fit{Offer: o, Nodes: 3, GPUsUsed: 8, ClusterPriceUSDHr: 165.12, Interconnect: "EFA", Layout: "ZeRO-3 across 24 GPUs"}
+	plan := recommend.Fit{Offer: o, Nodes: 3, GPUsUsed: 8, ClusterPriceUSDHr: 165.12, Interconnect: "EFA", Layout: "ZeRO-3 across 24 GPUs"}
 	saving := 40.0
-	combined := &fit.Plan{Changes: []string{"gradient checkpointing", "QLoRA"},
-		LadderStep: fit.LadderStep{Flags: "--grad-ckpt --task qlora", NeedPerGPUGiB: 10, Cheapest: &plan, SavingPct: &saving, Slowdown: 1.5}}
-	rec := &fit.Recommendation{Offers: []fit.Fit{plan}, CheapestCluster: &plan, Plan: combined,
-		Rejected: []fit.RejectedStep{{Change: "LoRA", Flags: "--task lora", Reason: "saves nothing"}},
-		Excluded: []fit.Exclusion{{GPUModel: "A100", Offers: 7, Reason: "no fp8"}}}
+	combined := &recommend.Plan{Changes: []string{"gradient checkpointing", "QLoRA"},
+		LadderStep: recommend.LadderStep{Flags: "--grad-ckpt --task qlora", NeedPerGPUGiB: 10, Cheapest: &plan, SavingPct: &saving, Slowdown: 1.5}}
+	rec := &recommend.Recommendation{Offers: []recommend.Fit{plan}, CheapestCluster: &plan, Plan: combined,
+		Rejected: []recommend.RejectedStep{{Change: "LoRA", Flags: "--task lora", Reason: "saves nothing"}},
+		Excluded: []recommend.Exclusion{{GPUModel: "A100", Offers: 7, Reason: "no fp8"}}}
 	h := Handler(&fixedRec{*b, rec}, Options{Now: func() time.Time { return b.now }})
 	body := get(t, h, "/?model=x").Body.String()
 	for _, want := range []string{

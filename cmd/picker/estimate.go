@@ -8,12 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/modelref"
 )
 
 // resolveModel is the CLI's and the daemon's ModelResolver: modelref with the Hub
 // settings of the environment.
-func (a *app) resolveModel(ctx context.Context, ref, params string) (*fit.Model, error) {
+func (a *app) resolveModel(ctx context.Context, ref, params string) (*model.Model, error) {
 	return modelref.Resolve(ctx, ref, params, modelref.FromEnv(a.m.Getenv))
 }
 

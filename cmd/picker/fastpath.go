@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 
-	"github.com/pickergpu/picker/fit"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 	"github.com/pickergpu/picker/store"
 )
 
@@ -27,15 +27,15 @@ type gpuCounter interface {
 // is decided shape by shape (fit.ShapeReadable; fit.ShapeNeeds plans the read), else
 // every matching offer.
 // shaped says whether the shape read was used.
-func recommendOffers(ctx context.Context, st offerStore, q store.Query, in fit.RecommendInput) (offers []pricing.Offer, shaped bool, err error) {
+func recommendOffers(ctx context.Context, st offerStore, q store.Query, in recommend.RecommendInput) (offers []pricing.Offer, shaped bool, err error) {
 	ss, ok := st.(shapeStore)
-	if !ok || !fit.ShapeReadable(in) {
+	if !ok || !recommend.ShapeReadable(in) {
 		offers, err = st.Offers(ctx, q)
 		return offers, false, err
 	}
 	offers, err = ss.ReadShapes(ctx, q, func(cheapest []pricing.Offer) ([]store.ShapeNeed, error) {
 		in.Offers = cheapest
-		needs, err := fit.ShapeNeeds(in)
+		needs, err := recommend.ShapeNeeds(in)
 		if err != nil {
 			// A job fit.Recommend refuses: it says so over these offers just as well.
 			return nil, nil

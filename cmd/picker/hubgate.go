@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/modelref"
 	"github.com/pickergpu/picker/pricing"
 )
@@ -84,7 +84,7 @@ func (g *hubGate) download(ctx context.Context, id string, fetch func() ([]byte,
 
 // apiResolveModel is the ModelResolver of API requests: modelref with the daemon's
 // environment, Hub fetches through the gate (made by apiHandlerFor, before serving).
-func (a *app) apiResolveModel(ctx context.Context, ref, params string) (*fit.Model, error) {
+func (a *app) apiResolveModel(ctx context.Context, ref, params string) (*model.Model, error) {
 	opt := modelref.FromEnv(a.m.Getenv)
 	opt.Download = a.hub.download
 	return modelref.Resolve(ctx, ref, params, opt)

@@ -3,14 +3,14 @@ package main
 import (
 	"fmt"
 
-	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/recommend"
 )
 
 // writeLadder prints the savings ladder (the rungs that save money, each on its own),
 // the combined plan, and with -v the rungs left out and why.
-func writeLadder(s *IOStreams, r *fit.Recommendation) error {
+func writeLadder(s *IOStreams, r *recommend.Recommendation) error {
 	w := s.Out
-	row := func(t *table, st fit.LadderStep) {
+	row := func(t *table, st recommend.LadderStep) {
 		cheapest, price, saving := "nothing fits", "-", "fits"
 		if st.Cheapest != nil {
 			cheapest = fmt.Sprintf("%s %s %s", st.Cheapest.Provider, st.Cheapest.Region, st.Cheapest.InstanceType)

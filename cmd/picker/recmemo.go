@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/recommend"
 	"github.com/pickergpu/picker/store"
 )
 
@@ -31,7 +31,7 @@ type recommendMemo struct {
 // memoized is one answer: the recommendation (read-only once stored) and whether no
 // offer matched the filters.
 type memoized struct {
-	rec      *fit.Recommendation
+	rec      *recommend.Recommendation
 	noOffers bool
 	read     int // offers read to answer (-v's detail)
 }
@@ -46,7 +46,7 @@ type versioned interface {
 }
 
 // memoKey identifies a request by everything that decides its answer.
-func memoKey(o *RecommendOptions, q store.Query, in fit.RecommendInput) string {
+func memoKey(o *RecommendOptions, q store.Query, in recommend.RecommendInput) string {
 	setup := "default"
 	if in.SetupHours != nil {
 		setup = strconv.FormatFloat(*in.SetupHours, 'g', -1, 64)
@@ -60,14 +60,14 @@ func memoKey(o *RecommendOptions, q store.Query, in fit.RecommendInput) string {
 // the memo when there is one and it holds the request at the store's current version.
 // The caller gets its own shallow copy (its Warnings may be appended to).
 // read is how many offers were read to answer (when it was computed).
-func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store.Query, in fit.RecommendInput) (rec *fit.Recommendation, noOffers bool, read int, err error) {
+func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store.Query, in recommend.RecommendInput) (rec *recommend.Recommendation, noOffers bool, read int, err error) {
 	compute := func() (memoized, error) {
 		offers, shaped, err := recommendOffers(ctx, st, q, in)
 		if err != nil {
 			return memoized{}, err
 		}
 		in.Offers = offers
-		rec, err := fit.Recommend(in)
+		rec, err := recommend.Recommend(in)
 		if err != nil || !shaped {
 			return memoized{rec, len(offers) == 0, len(offers)}, err
 		}
@@ -78,7 +78,7 @@ func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store
 				return memoized{}, err
 			}
 			offers = in.Offers
-			rec, err = fit.Recommend(in)
+			rec, err = recommend.Recommend(in)
 		case len(rec.Excluded) > 0:
 			// Exclusion counts: every matching offer of each excluded GPU model.
 			var models []string
@@ -89,7 +89,7 @@ func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store
 			if err != nil {
 				return memoized{}, err
 			}
-			fit.RecountExclusions(rec, counts)
+			recommend.RecountExclusions(rec, counts)
 		}
 		return memoized{rec, len(offers) == 0, len(offers)}, err
 	}

@@ -13,19 +13,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/jobtime"
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 )
 
 // RecommendResult is the CONTRACT's recommend JSON: the recommender's answer (estimate,
 // offers, ladder, warnings, nearest_miss) plus the headroom it was judged with.
 type RecommendResult struct {
-	*fit.Recommendation
+	*recommend.Recommendation
 	HeadroomPct float64 `json:"headroom_pct"`
 }
 
 // ModelResolver turns --model/--params into a model (modelref.Resolve with the
 // environment's Hub settings; tests pass a catalog-only one).
-type ModelResolver func(ctx context.Context, ref, params string) (*fit.Model, error)
+type ModelResolver func(ctx context.Context, ref, params string) (*model.Model, error)
 
 // RecommendOptions is `picker recommend` (GET /v1/recommend): the job, the offer query,
 // the ranking knobs, and the lazily opened dependencies.
@@ -33,7 +36,7 @@ type RecommendOptions struct {
 	JobRequest
 	Filters     offerFilters
 	MaxGPUs     int
-	Rank        fit.Rank
+	Rank        recommend.Rank
 	Tokens      float64 // 0 = no time estimate
 	Top         int
 	HeadroomPct float64
@@ -63,25 +66,25 @@ func (o *RecommendOptions) params() []param {
 	return append(ps,
 		param{name: "max-gpus", kind: kindInt, usage: "largest instance to consider, in GPUs (0 = any)",
 			set: func(v string) (err error) { o.MaxGPUs, err = parseInt("max-gpus", 0)(v); return }},
-		param{name: "rank", usage: "hourly (cheapest per hour) or job (cheapest for the whole job; needs --tokens)", def: string(fit.RankHourly),
-			set: func(v string) (err error) { o.Rank, err = fit.ParseRank(v); return }},
+		param{name: "rank", usage: "hourly (cheapest per hour) or job (cheapest for the whole job; needs --tokens)", def: string(recommend.RankHourly),
+			set: func(v string) (err error) { o.Rank, err = recommend.ParseRank(v); return }},
 		param{name: "tokens", usage: "training or generated tokens of the whole job (e.g. 2e9), for --rank job and time estimates", set: o.setTokens},
 		param{name: "by-region", kind: kindBool, usage: "list an instance once per region (default: one row per instance and price, with its regions)",
 			set: func(v string) (err error) { o.ByRegion, err = parseBool("by-region", v); return }},
 		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
 			set: func(v string) (err error) { o.Top, err = parseInt("top", 1)(v); return }},
-		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(fit.DefaultHeadroomPct), set: o.setHeadroom},
-		param{name: "vendor", usage: "GPU vendor: nvidia, amd or any", def: fit.VendorAny,
-			set: func(v string) (err error) { o.Vendor, err = fit.ParseVendor(v); return }},
+		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(recommend.DefaultHeadroomPct), set: o.setHeadroom},
+		param{name: "vendor", usage: "GPU vendor: nvidia, amd or any", def: recommend.VendorAny,
+			set: func(v string) (err error) { o.Vendor, err = recommend.ParseVendor(v); return }},
 		param{name: "mfu", kind: kindFloat, usage: "override the time model's GEMM efficiency (share of dense peak, 0-1; 0 = per GPU generation)",
 			set: func(v string) (err error) { o.MFU, err = parseFloat("mfu")(v); return }},
 		param{name: "prompt-tokens", kind: kindFloat, usage: "inference: prompt tokens per request", set: nonNegative("prompt-tokens", &o.PromptTokens)},
 		param{name: "output-tokens", kind: kindFloat, usage: "inference: generated tokens per request", set: nonNegative("output-tokens", &o.OutputTokens)},
 		param{name: "requests", kind: kindFloat, usage: "inference: requests in the job (--tokens defaults to requests x output tokens)", set: nonNegative("requests", &o.Requests)},
-		param{name: "engine", usage: "inference engine: " + strings.Join(fit.Engines, ", "), def: fit.DefaultEngine,
+		param{name: "engine", usage: "inference engine: " + strings.Join(jobtime.Engines, ", "), def: jobtime.DefaultEngine,
 			set: func(v string) error {
-				if !slices.Contains(fit.Engines, v) {
-					return pricing.Errorf(pricing.Invalid, "--engine %q: want one of %s", v, strings.Join(fit.Engines, ", "))
+				if !slices.Contains(jobtime.Engines, v) {
+					return pricing.Errorf(pricing.Invalid, "--engine %q: want one of %s", v, strings.Join(jobtime.Engines, ", "))
 				}
 				o.Engine = v
 				return nil
@@ -164,7 +167,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	}
 	q := o.Filters.q
 	q.MaxGPUs = float64(o.MaxGPUs)
-	in := fit.RecommendInput{
+	in := recommend.RecommendInput{
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs,
 		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
 		Engine: o.Engine, PromptTokens: o.PromptTokens, OutputTokens: o.OutputTokens, Requests: o.Requests,
@@ -187,7 +190,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	}
 	rec.Warnings = append(rec.Warnings, freshnessWarnings(rec.Offers, o.Now(), o.StaleAfter)...)
 	if rec.Offers == nil {
-		rec.Offers = []fit.Fit{}
+		rec.Offers = []recommend.Fit{}
 	}
 	return &RecommendResult{rec, o.HeadroomPct}, nil
 }
@@ -195,7 +198,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 // freshnessWarnings says which providers' prices in the answer are older than
 // staleAfter, and when every price comes from the embedded snapshot, how to get live
 // ones. A zero staleAfter disables them.
-func freshnessWarnings(fits []fit.Fit, now time.Time, staleAfter time.Duration) []string {
+func freshnessWarnings(fits []recommend.Fit, now time.Time, staleAfter time.Duration) []string {
 	if staleAfter <= 0 || now.IsZero() {
 		return nil
 	}
@@ -308,12 +311,12 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	fmt.Fprintln(w, estimateSummary(r.Estimate, r.HeadroomPct))
 	fmt.Fprintln(w)
 	if len(r.Offers) > 0 {
-		withCost := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.EstCostUSD != nil })
-		withServe := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.TTFTSec != nil })
-		withRate := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.TokensPerSec != nil })
+		withCost := slices.ContainsFunc(r.Offers, func(f recommend.Fit) bool { return f.EstCostUSD != nil })
+		withServe := slices.ContainsFunc(r.Offers, func(f recommend.Fit) bool { return f.TTFTSec != nil })
+		withRate := slices.ContainsFunc(r.Offers, func(f recommend.Fit) bool { return f.TokensPerSec != nil })
 		withFront := s.Verbose && len(r.Frontier) > 0
 		headers := []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "NEED/GPU", "SPARE", "PURCHASE", "$/HR"}
-		multi := slices.ContainsFunc(r.Offers, func(f fit.Fit) bool { return f.Nodes > 1 })
+		multi := slices.ContainsFunc(r.Offers, func(f recommend.Fit) bool { return f.Nodes > 1 })
 		if multi {
 			headers = append(headers, "NODES", "CLUSTER $/HR")
 		}
@@ -370,7 +373,7 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 		writeClusters(w, r.Offers)
 		if c := r.CheapestCluster; c != nil {
 			fmt.Fprint(w, "cheapest multi-node plan: ")
-			writeClusters(w, []fit.Fit{*c})
+			writeClusters(w, []recommend.Fit{*c})
 		}
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
@@ -417,7 +420,7 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 
 // writeClusters spells out the multi-node plans (--nodes) among the offers: the $/HR
 // column is per instance; a cluster costs nodes × that.
-func writeClusters(w io.Writer, offers []fit.Fit) {
+func writeClusters(w io.Writer, offers []recommend.Fit) {
 	for _, f := range offers {
 		if f.Nodes > 1 {
 			fmt.Fprintf(w, "%d × %s %s %s = %d GPUs at %s/h (%s): %s\n", f.Nodes, f.Provider, f.Region, f.InstanceType,
@@ -428,7 +431,7 @@ func writeClusters(w io.Writer, offers []fit.Fit) {
 
 // writeFrontier is -v's time-cost frontier: the offers nothing beats on both cost and
 // time, cheapest first.
-func writeFrontier(w io.Writer, tty bool, front []fit.Fit) error {
+func writeFrontier(w io.Writer, tty bool, front []recommend.Fit) error {
 	fmt.Fprintln(w, "\ntime-cost frontier (nothing else is both cheaper and faster):")
 	t := &table{headers: []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "$/HR", "SETUP+RUN H", "BILLED H", "JOB $", "BOUND"}}
 	for _, f := range front {

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 	"github.com/pickergpu/picker/store"
 )
 
@@ -26,8 +27,8 @@ func (f *fakeStore) Offers(_ context.Context, q store.Query) ([]pricing.Offer, e
 }
 
 // catalogOnly resolves catalog names only: run-function tests never touch files or the Hub.
-func catalogOnly(_ context.Context, ref, _ string) (*fit.Model, error) {
-	m, ok, err := fit.CatalogModel(ref)
+func catalogOnly(_ context.Context, ref, _ string) (*model.Model, error) {
+	m, ok, err := model.CatalogModel(ref)
 	if !ok && err == nil {
 		err = pricing.Errorf(pricing.NotFound, "unknown model %q", ref)
 	}
@@ -60,7 +61,7 @@ func TestRunRecommendFakeStore(t *testing.T) {
 	if fs.got.MaxGPUs != 4 || fs.got.Purchase != pricing.OnDemand || len(fs.got.GPUModels) != 1 || fs.got.GPUModels[0] != "H100" {
 		t.Errorf("store query = %+v; want max 4 GPUs, on-demand, H100", fs.got)
 	}
-	if len(out.Offers) != 2 || out.Offers[0].Provider != "a" || out.HeadroomPct != fit.DefaultHeadroomPct {
+	if len(out.Offers) != 2 || out.Offers[0].Provider != "a" || out.HeadroomPct != recommend.DefaultHeadroomPct {
 		t.Fatalf("offers = %+v, headroom %v; want a then b at the default headroom", out.Offers, out.HeadroomPct)
 	}
 	w := strings.Join(out.Warnings, "\n")
@@ -83,7 +84,7 @@ func TestRunRecommendNoOffersHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Offers == nil || len(out.Offers) != 0 || !strings.HasPrefix(out.NearestMiss, fit.NoOffersMiss) || !strings.Contains(out.NearestMiss, "picker refresh") {
+	if out.Offers == nil || len(out.Offers) != 0 || !strings.HasPrefix(out.NearestMiss, recommend.NoOffersMiss) || !strings.Contains(out.NearestMiss, "picker refresh") {
 		t.Errorf("offers %v, nearest miss %q; want [] and the refresh hint", out.Offers, out.NearestMiss)
 	}
 	if err := noFit(out); err == nil {
@@ -92,18 +93,18 @@ func TestRunRecommendNoOffersHint(t *testing.T) {
 }
 
 func TestFreshnessWarnings(t *testing.T) {
-	fresh := fit.Fit{Offer: h100("live", pricing.SourceAPI, 1, fixedNow.Add(-time.Hour))}
-	stale := fit.Fit{Offer: h100("old", pricing.SourceSnapshot, 1, fixedNow.Add(-10*24*time.Hour))}
+	fresh := recommend.Fit{Offer: h100("live", pricing.SourceAPI, 1, fixedNow.Add(-time.Hour))}
+	stale := recommend.Fit{Offer: h100("old", pricing.SourceSnapshot, 1, fixedNow.Add(-10*24*time.Hour))}
 	for _, tt := range []struct {
 		name  string
-		fits  []fit.Fit
+		fits  []recommend.Fit
 		after time.Duration
 		want  int
 	}{
-		{"disabled", []fit.Fit{stale}, 0, 0},
-		{"all fresh and live", []fit.Fit{fresh}, 7 * 24 * time.Hour, 0},
-		{"stale snapshot only", []fit.Fit{stale}, 7 * 24 * time.Hour, 2},
-		{"stale beside live", []fit.Fit{stale, fresh}, 7 * 24 * time.Hour, 1},
+		{"disabled", []recommend.Fit{stale}, 0, 0},
+		{"all fresh and live", []recommend.Fit{fresh}, 7 * 24 * time.Hour, 0},
+		{"stale snapshot only", []recommend.Fit{stale}, 7 * 24 * time.Hour, 2},
+		{"stale beside live", []recommend.Fit{stale, fresh}, 7 * 24 * time.Hour, 1},
 		{"nothing fits", nil, 7 * 24 * time.Hour, 0},
 	} {
 		if got := freshnessWarnings(tt.fits, fixedNow, tt.after); len(got) != tt.want {

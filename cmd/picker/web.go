@@ -4,9 +4,10 @@ import (
 	"context"
 	"net/url"
 
-	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/modelref"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 	"github.com/pickergpu/picker/store"
 	"github.com/pickergpu/picker/web"
 )
@@ -21,7 +22,7 @@ var _ web.Backend = webBackend{}
 
 // Recommend is RunRecommend; nothing fitting is an answer (the page shows the nearest
 // miss), not an error.
-func (b webBackend) Recommend(ctx context.Context, params url.Values) (*fit.Recommendation, error) {
+func (b webBackend) Recommend(ctx context.Context, params url.Values) (*recommend.Recommendation, error) {
 	o := b.a.newRecommendOptions()
 	if err := bindJobQuery(params, o.params(), &o.JobRequest); err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func (b webBackend) Providers(ctx context.Context) ([]web.Provider, error) {
 // cached (fetched once by an earlier question).
 func (b webBackend) Models(context.Context) ([]string, error) {
 	var names []string
-	for _, e := range fit.Catalog() {
+	for _, e := range model.Catalog() {
 		names = append(names, e.Name)
 	}
 	return append(names, modelref.CachedIDs(modelref.FromEnv(b.a.m.Getenv))...), nil

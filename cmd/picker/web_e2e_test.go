@@ -19,7 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/recommend"
 	"github.com/pickergpu/picker/web"
 	"github.com/pickergpu/picker/web/browsertest"
 )
@@ -81,7 +81,7 @@ func TestWebEndToEnd(t *testing.T) {
 			chromedp.SetValue(chromedp.ID("f-model"), "llama-2-7b"), chromedp.SetValue(chromedp.ID("f-task"), "lora"),
 			chromedp.SetValue(chromedp.ID("f-batch"), "4"), chromedp.Click(chromedp.ID("ask-submit")),
 			chromedp.WaitVisible(chromedp.ID("top-offers")))
-		var want struct{ Offers []fit.Fit } // the offers of RecommendResult's JSON
+		var want struct{ Offers []recommend.Fit } // the offers of RecommendResult's JSON
 		if err := json.Unmarshal([]byte(cli("recommend", "--model", "llama-2-7b", "--task", "lora", "--batch", "4", "-o", "json")), &want); err != nil {
 			t.Fatal(err)
 		}

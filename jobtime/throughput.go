@@ -1,0 +1,599 @@
+package jobtime
+
+import (
+	"math"
+	"strings"
+
+	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/model"
+	"github.com/pickergpu/picker/pricing"
+)
+
+// The job-time model (issue 15). It turns a job's shape and a GPU's datasheet figures
+// into tokens per second from first principles: FLOPs over an achievable share of the
+// tensor peak, bytes over an achievable share of the memory bandwidth, and bytes over
+// the interconnect. Every constant below is a published measurement or a datasheet
+// figure, not a number fitted to the calibration rows (cmd/picker/testdata/throughput_measured.csv
+// scores the result).
+
+// Inference engines (--engine).
+const (
+	EngineHF       = "hf"
+	EngineVLLM     = "vllm"
+	EngineLlamaCpp = "llama.cpp"
+	EngineTRTLLM   = "trt-llm"
+	DefaultEngine  = EngineVLLM
+)
+
+// Engines lists the --engine values.
+var Engines = []string{EngineHF, EngineVLLM, EngineLlamaCpp, EngineTRTLLM}
+
+// Time-model constants.
+const (
+	// Achievable share of the dense tensor peak for the GEMMs of dense transformer
+	// training, per GPU generation (archEfficiency picks one):
+	//
+	// effAmpere: llm-foundry's A100 benchmark table reports 50-64 % MFU for MPT
+	// 1B-70B (github.com/mosaicml/llm-foundry scripts/train/benchmarking/README.md) and
+	// FlashAttention-2 reaches 225 TFLOPs/s = 72 % end to end on GPT-style models (Dao
+	// 2023, arXiv:2307.08691 section 4.3); 0.60 is the middle. Ada Lovelace has the same
+	// per-SM tensor-core design; no independent end-to-end figure, so the same.
+	effAmpere = 0.60
+	// effHopper: llm-foundry's H100 table 37-46 % MFU; Llama 3 pre-training 38-43 % BF16
+	// MFU on H100 (Dubey et al. 2024, arXiv:2407.21783 Table 4). Hopper's peak grew 3x
+	// over A100 while software kept less of it. Blackwell: no public end-to-end MFU yet,
+	// so Hopper's.
+	effHopper = 0.45
+	// effVolta: Megatron-LM's single-V100 baseline sustains 39 TFLOPs/s = 30 % of the
+	// 125 TFLOPS peak (Shoeybi et al. 2019, arXiv:1909.08053 section 5.1). Also used for
+	// Turing, pre-tensor-core GPUs (their FP32 figure) and AMD CDNA, whose training
+	// stacks trail (SemiAnalysis, "MI300X vs H100 vs H200 Benchmark Part 1: Training",
+	// Dec 2024: MI300X BF16 training MFU well below H100's).
+	effVolta = 0.30
+
+	// actBytesPerHidden: bytes of saved activations per token, layer and hidden unit in
+	// 16-bit training without attention scores (Korthikanti et al. 2022, arXiv:2205.05198
+	// eq. 1: s·b·h·(34 + 5·a·s/h) per layer). Elementwise kernels (norms, activation,
+	// dropout, residual adds) are memory-bound: each saved tensor is written in the
+	// forward, read in the backward, and its gradient written and read once more, so
+	// traffic is actTrafficPasses × that. This term is what makes small-hidden models and
+	// GPUs with a high FLOP/byte ratio slower than their peak suggests.
+	actBytesPerHidden = 34.0
+	// actScoreBytesPerHead: the 5·a·s term of the same equation (attention scores,
+	// softmax output, dropout mask), present only when attention is eager (not fused).
+	actScoreBytesPerHead = 5.0
+	actTrafficPasses     = 4.0
+	// gemmIOElemsPerHidden: a layer's GEMMs read their input row and write their output
+	// row per token: QKV d+3d, output projection d+d, MLP up d+4d and down 4d+d = 16·d
+	// elements (GPT-style layer; Megatron-LM, Narayanan et al. 2021 arXiv:2104.04473
+	// section 3.1 counts the same shapes); the backward runs two GEMMs per forward GEMM,
+	// so gemmPasses = 3. Near the ridge point (small d) this traffic is not hidden
+	// behind the math (roofline, Williams et al. 2009 CACM 52(4)), which is why a
+	// d=1024 model reaches a smaller share of a high FLOP/byte GPU than a d=4096 one.
+	gemmIOElemsPerHidden = 16.0
+	gemmPasses           = 3.0
+	// bwEfficiency: share of datasheet DRAM bandwidth a streaming kernel sustains
+	// (BabelStream/STREAM-style triad on A100/H100 reaches ~85-90 % of peak; Deakin et
+	// al., BabelStream results, uob-hpc.github.io/BabelStream); 0.8 leaves room for
+	// non-ideal access patterns.
+	bwEfficiency = 0.8
+
+	// fp8GEMMShare: fp8 GEMMs keep this share of the 16-bit GEMM efficiency
+	// (per-tensor scaling, casts and amax bookkeeping around each GEMM): NVIDIA reports
+	// 1.3-1.5x end-to-end for GPT/Llama training with Transformer Engine fp8 over bf16 on
+	// H100 (Transformer Engine docs "FP8 primer"; Micikevicius et al. 2022
+	// arXiv:2209.05433), i.e. the 2x peak delivers ~0.7x of it.
+	fp8GEMMShare = 0.7
+
+	// QLoRA: every forward and backward pass dequantizes each 4-bit linear weight to
+	// 16 bits (bitsandbytes dequantize_4bit before the matmul, QLoRA paper Dettmers et al.
+	// 2023 arXiv:2305.14314 section 3): read 0.5 B, write 2 B, and the GEMM reads the
+	// 2 B again. The time is per micro-batch and proportional to parameters, so it
+	// dominates short steps and vanishes at long ones.
+	dequantBytesPerParam = 0.5 + 2 + 2
+
+	// Interconnect: NCCL all-reduce bus bandwidth reaches ~77 % of the per-direction link
+	// rate (nccl-tests on DGX A100: ~230 of 300 GB/s; github.com/NVIDIA/nccl-tests
+	// doc/PERFORMANCE.md defines busbw).
+	linkEfficiency = 0.77
+	// gpusPerNode: clouds sell at most 8 GPUs in one box; beyond that FSDP/DDP traffic
+	// crosses the network.
+	gpusPerNode = 8
+	// netGBsPerGPU: one 200 Gb/s HDR InfiniBand port per GPU, the DGX A100 design
+	// (NVIDIA DGX A100 system architecture white paper); per direction. Hopper and
+	// Blackwell clusters give each GPU a 400 Gb/s NDR port (DGX H100/B200 reference
+	// architecture: 8x ConnectX-7 400G), netGBsPerGPUNDR.
+	netGBsPerGPU    = 25.0
+	netGBsPerGPUNDR = 50.0
+	// allReduceLatencyNVLink / PCIe: the fixed cost of one small all-reduce, which
+	// tensor-parallel decoding pays twice per layer (Megatron's two all-reduces per
+	// layer, Shoeybi et al. 2019 fig. 3); nccl-tests small-message all_reduce times on
+	// 8-GPU NVLink systems are ~10 µs, over PCIe ~25 µs.
+	allReduceLatencyNVLink = 10e-6
+	allReduceLatencyPCIe   = 25e-6
+
+	// Decode engines: the share of the bandwidth roof a single decoding stream reaches.
+	// vLLM: 75 tok/s for Llama-3.1-8B bf16 on an A100 40GB at concurrency 1 = 77 % of
+	// the roof (J. Musgrave, "vLLM throughput-latency sweep on NVIDIA A100",
+	// johnmusgrave.com, vLLM 0.23). TensorRT-LLM uses the same fused GEMV + CUDA-graph
+	// design; no independent single-stream figure was found, so vLLM's.
+	decodeEffVLLM = 0.77
+	// llama.cpp (CUDA, 2023-24): 75-87 % of the roof on GDDR cards (3090, 4090, A6000,
+	// RTX 4000/6000 Ada) but 46-66 % on HBM cards (A100, H100 PCIe) in the llama.cpp
+	// tables of github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference; its GEMV kernels
+	// do not keep enough bytes in flight for HBM's latency-bandwidth product (Little's
+	// law; Volkov 2016, "Understanding Latency Hiding on GPUs", UC Berkeley thesis).
+	decodeEffLlamaCppGDDR = 0.80
+	decodeEffLlamaCppHBM  = 0.55
+	// hfLayerDispatchSec: Hugging Face generate() runs eager PyTorch, bound by Python
+	// dispatch: gpt-fast's eager baseline decodes Llama-2-7B at 25.5 tok/s on an A100
+	// (PyTorch blog "Accelerating Generative AI with PyTorch II: GPT, Fast", Nov 2023),
+	// 39 ms per step for 32 layers = 1.2 ms per layer whatever the GPU; the GPU side
+	// then runs at vLLM's share of the roof.
+	hfLayerDispatchSec = 1.2e-3
+)
+
+// TimeModel is the time model's view of a job: model shape plus techniques. It is built
+// from a resolved job (TimeModelFor) but kept separate from Job so the model can be
+// tested and benchmarked on its own. Counts are float64 because they enter products of
+// 1e9-1e13 quantities.
+type TimeModel struct {
+	Task fit.Task // TaskInference, TaskFullFT, TaskLoRA, TaskQLoRA
+
+	ActiveParams    float64 // parameters each token passes through (MoE: shared + top-k)
+	Params          float64 // all parameters the GPUs hold
+	TrainableParams float64 // parameters with gradients (LoRA: adapters)
+	QuantParams     float64 // linear weights stored 4/8-bit (0 unquantized)
+	Layers, Hidden  float64
+	Heads           float64
+	KVPerToken      float64 // K and V elements per token over all layers
+	// Decode reads: DenseWeightBytes every step; RoutedWeightBytes (MoE experts) in the
+	// share RoutedFrac·batch of distinct experts a step's tokens hit, at most all.
+	DenseWeightBytes, RoutedWeightBytes, RoutedFrac float64
+
+	ComputeBytes float64 // bytes of the compute dtype: 2 for 16-bit, 4 for fp32
+	// GradBytes is the dtype of reduced gradients: 4 when fp32 master weights hold them
+	// (mixed precision), 2 for pure 16-bit.
+	GradBytes      float64
+	GradCkpt       bool
+	EagerAttention bool
+	Batch, SeqLen  float64 // micro-batch per GPU, tokens per sample
+	Shard          fit.Shard
+	Offload        fit.Offload
+
+	// Inference workload.
+	Engine       string  // "" = DefaultEngine
+	Pipeline     bool    // layers split across GPUs (GPUs take turns) instead of tensor parallel
+	PromptTokens float64 // 0 = SeqLen/2 of context on average and no prompt phase
+	OutputTokens float64
+
+	MFU float64 // > 0 overrides the per-architecture GEMM efficiency (--mfu)
+	// FP8: linear layers in fp8 (Transformer Engine); attention and everything else stay
+	// 16-bit.
+	FP8 bool
+}
+
+// TimeGPU is the hardware side: one offer's GPUs.
+type TimeGPU struct {
+	Arch       string
+	PeakTFLOPS float64 // dense, in the job's compute dtype
+	// FP8TFLOPS is the dense fp8 peak (0 = none); an fp8 job (TimeModel.FP8) runs its
+	// linear layers there.
+	FP8TFLOPS    float64
+	BandwidthGBs float64
+	HBM          bool
+	Count        float64 // GPUs the job runs on; below 1 for a vGPU slice
+	LinkGBs      float64 // GPU-GPU per direction (NVLink/Infinity Fabric); 0 = over PCIe
+	HostLinkGBs  float64 // GPU-host per direction
+}
+
+// Timing is the model's answer for one job on one offer.
+type Timing struct {
+	// TokensPerSec: training tokens (all GPUs) or generated tokens per second in steady
+	// decoding at the job's batch.
+	TokensPerSec float64
+	// PrefillTokensPerSec: prompt tokens per second (inference).
+	PrefillTokensPerSec float64
+	// TTFTSec: time to first token of one request (prefill of its prompt plus one step).
+	TTFTSec float64
+	// Bound names what limits the step: compute, memory, communication, offload,
+	// dequant, dispatch.
+	Bound string
+}
+
+// archEfficiency is the achievable GEMM share of the tensor peak for a GPU generation.
+func archEfficiency(arch string) float64 {
+	switch arch {
+	case "Ampere", "Ada Lovelace":
+		return effAmpere
+	case "Hopper", "Blackwell", "Blackwell Ultra":
+		return effHopper
+	}
+	return effVolta
+}
+
+// decodeBWEfficiency is the engine's share of the bandwidth roof.
+func decodeBWEfficiency(engine string, hbm bool) float64 {
+	if engine == EngineLlamaCpp {
+		if hbm {
+			return decodeEffLlamaCppHBM
+		}
+		return decodeEffLlamaCppGDDR
+	}
+	return decodeEffVLLM
+}
+
+// linkGBs is the per-direction bandwidth collectives see on g.
+func linkGBs(g *TimeGPU) float64 {
+	bw := g.LinkGBs
+	if bw <= 0 {
+		bw = g.HostLinkGBs
+	}
+	if bw <= 0 {
+		bw = 16 // PCIe Gen3 x16, the slowest link a cloud GPU has
+	}
+	if g.Count > gpusPerNode {
+		net := netGBsPerGPU
+		if archEfficiency(g.Arch) == effHopper {
+			net = netGBsPerGPUNDR
+		}
+		bw = math.Min(bw, net)
+	}
+	return bw * linkEfficiency
+}
+
+// Estimate returns the job's timing on g; ok is false when a figure is missing.
+func (m *TimeModel) Estimate(g *TimeGPU) (Timing, bool) {
+	if g.PeakTFLOPS <= 0 || g.BandwidthGBs <= 0 || m.ActiveParams <= 0 || m.Task == fit.TaskImageGen {
+		return Timing{}, false
+	}
+	if m.Task == fit.TaskFullFT || m.Task == fit.TaskLoRA || m.Task == fit.TaskQLoRA {
+		return m.train(g), true
+	}
+	return m.infer(g), true
+}
+
+func (m *TimeModel) efficiency(g *TimeGPU) float64 {
+	if m.MFU > 0 {
+		return m.MFU
+	}
+	return archEfficiency(g.Arch)
+}
+
+// train: one micro-batch per GPU per step.
+func (m *TimeModel) train(g *TimeGPU) Timing {
+	n := math.Max(g.Count, 1) // GPUs
+	slice := math.Min(g.Count, 1)
+	if slice <= 0 {
+		slice = 1
+	}
+	peak := g.PeakTFLOPS * 1e12 * slice
+	bw := g.BandwidthGBs * 1e9 * slice * bwEfficiency
+	L, d, s := m.Layers, m.Hidden, math.Max(m.SeqLen, 1)
+	tokens := math.Max(m.Batch, 1) * s // per GPU per micro-batch
+
+	// FLOPs per token: 2N forward, 2N for activation gradients, 2N for weight gradients
+	// (Kaplan et al. 2020 arXiv:2001.08361, C = 6N); frozen weights (LoRA/QLoRA) skip the
+	// weight gradients; checkpointing repeats the forward. Attention scores and values add
+	// 4·L·d·s forward per token and twice that backward (PaLM, Chowdhery et al. 2022
+	// arXiv:2204.02311 appendix B: 6N + 12·L·d·s), plus the recomputed forward.
+	kw, ka := 6.0, 12.0
+	if m.Task != fit.TaskFullFT {
+		kw = 4
+	}
+	if m.GradCkpt {
+		kw += 2
+		ka += 4
+	}
+	flops := kw*m.ActiveParams + ka*L*d*s
+	if m.FP8 && g.FP8TFLOPS > 0 {
+		// The linear layers run at the fp8 peak with fp8GEMMShare of the 16-bit GEMM
+		// efficiency: attention FLOPs are counted at the 16-bit rate.
+		flops = kw*m.ActiveParams*g.PeakTFLOPS/(g.FP8TFLOPS*fp8GEMMShare) + ka*L*d*s
+	}
+	act := actBytesPerHidden*d + gemmIOElemsPerHidden*d*gemmPasses/actTrafficPasses
+	if m.EagerAttention {
+		act += actScoreBytesPerHead * m.Heads * s
+	}
+	actBytes := actTrafficPasses * act * L * m.ComputeBytes / 2
+
+	tp := 1.0 // tensor parallel splits each token's work over the GPUs
+	if m.Shard == "tp" && n > 1 {
+		tp = n
+	}
+	compute := tokens * flops / (peak * m.efficiency(g)) / tp
+	memory := tokens * actBytes / bw / tp
+	step := compute + memory
+	bound := "compute"
+	if memory > compute {
+		bound = "memory"
+	}
+	if m.Task == fit.TaskQLoRA || (m.Task == fit.TaskLoRA && m.QuantParams > 0) {
+		passes := 2.0
+		if m.GradCkpt {
+			passes = 3
+		}
+		deq := m.QuantParams * dequantBytesPerParam * passes / bw / tp
+		step += deq
+		if deq > compute {
+			bound = "dequant"
+		}
+	}
+
+	// Data-parallel collectives overlap the backward pass (PyTorch DDP gradient
+	// buckets, Li et al. 2020 arXiv:2006.15704; FSDP prefetching, Zhao et al. 2023
+	// arXiv:2304.11277), so a step takes the longer of the two.
+	link := linkGBs(g) * 1e9
+	weightBytes := (m.Params-m.QuantParams)*m.ComputeBytes + m.QuantParams*0.5
+	var comm float64
+	if n > 1 {
+		ring := 2 * (n - 1) / n // a ring all-reduce moves 2(n-1)/n of the buffer per GPU
+		switch m.Shard {
+		case "zero3", "fsdp":
+			// All-gather the weights for the forward and again for the backward, and
+			// reduce-scatter the gradients: (n-1)/n of each per GPU (ZeRO, Rajbhandari et
+			// al. 2020 arXiv:1910.02054 section 7: 1.5x DDP's volume).
+			// FSDP/ZeRO-3 mixed precision reduces in the compute dtype (FSDP MixedPrecision
+			// reduce_dtype, DeepSpeed's fp16/bf16 reduce).
+			comm = (n - 1) / n * (2*weightBytes + m.TrainableParams*m.ComputeBytes) / link
+		case "tp":
+			// Megatron tensor parallelism: 2 all-reduces of the layer's activations in the
+			// forward and 2 in the backward (+2 when recomputed), not overlapped.
+			k := 4.0
+			if m.GradCkpt {
+				k = 6
+			}
+			step += k * L * ring * tokens * d * m.ComputeBytes / link
+		default: // DDP, ZeRO-1/2: one all-reduce (or reduce-scatter + all-gather) of the gradients
+			comm = ring * m.TrainableParams * m.GradBytes / link
+		}
+	}
+	if comm > step {
+		bound = "communication"
+		step = comm
+	}
+
+	// Offload (ZeRO-Offload, Ren et al. 2021 arXiv:2101.06840): the PCIe link carries
+	// the gradients out and the updated 16-bit weights back every step; parameter
+	// offload (ZeRO-Infinity, arXiv:2104.07857) also streams the weights in for the
+	// forward and again for the backward. Not hidden behind compute at these volumes.
+	if m.Offload == "optimizer" || m.Offload == "optimizer+params" {
+		host := math.Max(g.HostLinkGBs, 16) * 1e9 * linkEfficiency
+		shard := 1.0
+		if m.Shard == "zero3" || m.Shard == "fsdp" || m.Shard == "zero2" || m.Shard == "zero1" {
+			shard = n
+		}
+		bytes := m.TrainableParams * (m.GradBytes + m.ComputeBytes) / shard
+		if m.Offload == "optimizer+params" {
+			bytes += 2 * weightBytes / shard
+		}
+		off := bytes / host
+		if off > step {
+			bound = "offload"
+		}
+		step += off
+	}
+	perGPU := tokens / step
+	total := perGPU * n / tp
+	if g.Count < 1 {
+		total = perGPU
+	}
+	return Timing{TokensPerSec: total, Bound: bound}
+}
+
+// infer: steady decoding at the job's batch, plus the prompt phase.
+func (m *TimeModel) infer(g *TimeGPU) Timing {
+	n := math.Max(g.Count, 1)
+	slice := math.Min(g.Count, 1)
+	if slice <= 0 {
+		slice = 1
+	}
+	peak := g.PeakTFLOPS * 1e12 * slice
+	bwPeak := g.BandwidthGBs * 1e9 * slice
+	engine := m.Engine
+	if engine == "" {
+		engine = DefaultEngine
+	}
+	eff := m.efficiency(g)
+	bw := bwPeak * decodeBWEfficiency(engine, g.HBM)
+	L, d := m.Layers, m.Hidden
+	b := math.Max(m.Batch, 1)
+	prompt := m.PromptTokens
+	ctx := math.Max(m.SeqLen, 1) / 2 // no workload given: the context fills to seq-len
+	if m.PromptTokens > 0 || m.OutputTokens > 0 {
+		ctx = m.PromptTokens + m.OutputTokens/2
+	}
+	split := 1.0 // tensor parallel: each GPU reads and computes 1/n of every layer
+	if n > 1 && !m.Pipeline {
+		split = n
+	}
+
+	// One decode step: every weight once (experts as far as the batch's tokens reach
+	// them) and each sequence's KV cache; 2·N_active FLOPs per token plus 4·L·d·ctx for
+	// attention (roofline, Williams et al. 2009; decode analysis in Pope et al. 2022
+	// arXiv:2211.05102 section 2). A layer split gives no speed-up: the GPUs take turns.
+	weights := m.DenseWeightBytes + m.RoutedWeightBytes*math.Min(1, m.RoutedFrac*b)
+	kv := b * ctx * m.KVPerToken * m.ComputeBytes
+	tMem := (weights + kv) / split / bw
+	tComp := b * (2*m.ActiveParams + 4*L*d*ctx) / split / (peak * eff)
+	step, bound := tMem, "memory"
+	if tComp > step {
+		step, bound = tComp, "compute"
+	}
+	if engine == EngineHF {
+		if disp := L * hfLayerDispatchSec; disp > step {
+			step, bound = disp, "dispatch"
+		}
+	}
+	if split > 1 {
+		lat := allReduceLatencyPCIe
+		if g.LinkGBs > 0 {
+			lat = allReduceLatencyNVLink
+		}
+		step += 2 * L * (lat + b*d*m.ComputeBytes*2*(n-1)/n/(linkGBs(g)*1e9))
+	}
+	t := Timing{TokensPerSec: b / step, Bound: bound}
+
+	// Prefill is compute-bound: 2·N_active per prompt token plus causal attention over
+	// the prompt (4·L·d·p/2 per token on average), and the weights are read once.
+	p := prompt
+	if p <= 0 {
+		p = math.Max(m.SeqLen, 1)
+	}
+	pf := p*(2*m.ActiveParams+2*L*d*p)/split/(peak*eff) + m.DenseWeightBytes/split/bw
+	t.PrefillTokensPerSec = p / pf
+	t.TTFTSec = step // no prompt: the first token is one decode step
+	if prompt > 0 {
+		t.TTFTSec = pf // the prompt pass yields the first token's logits
+	}
+	return t
+}
+
+// JobSeconds is the run time of a whole job: tokens training tokens, or tokens
+// generated over requests requests (0 = tokens/OutputTokens, or no prompt phase).
+func (m *TimeModel) JobSeconds(t Timing, tokens, requests float64) float64 {
+	if t.TokensPerSec <= 0 {
+		return math.Inf(1)
+	}
+	secs := tokens / t.TokensPerSec
+	if m.Task == fit.TaskFullFT || m.Task == fit.TaskLoRA || m.Task == fit.TaskQLoRA || m.PromptTokens <= 0 {
+		return secs
+	}
+	if requests <= 0 && m.OutputTokens > 0 {
+		requests = tokens / m.OutputTokens
+	}
+	// Prompts of a batch are processed together at the prefill rate.
+	return secs + requests*m.PromptTokens/t.PrefillTokensPerSec
+}
+
+// TimeModelFor builds the time model's input from a model and an estimate's resolved
+// job.
+func TimeModelFor(mod *model.Model, r *fit.Result) *TimeModel {
+	j := r.Job
+	tm := &TimeModel{
+		Task:            j.Task,
+		ActiveParams:    float64(mod.ActiveParams()),
+		Params:          float64(mod.Params()),
+		TrainableParams: float64(r.TrainableParams),
+		Hidden:          float64(mod.Hidden),
+		Layers:          float64(mod.Dec.Layers),
+		Heads:           float64(mod.Dec.Heads),
+		KVPerToken:      float64(mod.KVPerToken),
+		ComputeBytes:    2,
+		GradBytes:       2,
+		GradCkpt:        j.GradCkpt,
+		EagerAttention:  j.Attention == "eager",
+		Batch:           float64(j.Batch),
+		SeqLen:          float64(j.SeqLen),
+		Shard:           j.Shard,
+		Offload:         j.Offload,
+	}
+	if mod.Enc != nil {
+		tm.Layers += float64(mod.Enc.Layers)
+	}
+	if tm.Hidden == 0 {
+		tm.Hidden = float64(mod.Dec.Hidden)
+	}
+	if j.Precision == "fp32" {
+		tm.ComputeBytes, tm.GradBytes = 4, 4
+	} else if j.Precision.Mixed() {
+		tm.GradBytes = 4 // fp32 master weights: gradients are reduced in fp32
+	}
+	qb := 0.0
+	switch j.Quant {
+	case "int8":
+		qb = model.BytesInt8
+	case "nf4", "fp4":
+		qb = model.Bytes4bit
+		if j.DoubleQuant {
+			qb = model.Bytes4bitDQ
+		}
+	case "int4":
+		qb = model.BytesInt4
+	}
+	lin := float64(mod.LinearParams)
+	linBytes := lin * tm.ComputeBytes
+	if qb > 0 {
+		tm.QuantParams = lin
+		linBytes = lin * qb
+	}
+	// A decode step reads the linear weights, the LM head (the tied embedding when there
+	// is no separate head) and the small tensors; the embedding lookup reads one row.
+	head := float64(mod.HeadParams)
+	if head == 0 && mod.Kind != model.KindEncoder {
+		head = float64(mod.EmbedParams)
+	}
+	rest := (head + float64(mod.OtherParams)) * tm.ComputeBytes
+	var routed float64
+	for _, md := range mod.Modules {
+		if md.Routed {
+			routed += float64(md.In * md.Out * md.Count)
+		}
+	}
+	if routed > 0 && lin > 0 && mod.MoEExperts > 0 {
+		frac := routed / lin
+		tm.RoutedWeightBytes = linBytes * frac
+		tm.RoutedFrac = float64(mod.MoETopK) / float64(mod.MoEExperts)
+		linBytes -= tm.RoutedWeightBytes
+	}
+	tm.DenseWeightBytes = linBytes + rest
+	return tm
+}
+
+// TimeGPUFor reads an offer's GPU figures for a job in the given precision; ok is false
+// when the catalog lacks the figures. count is the GPUs the job uses (a slice's
+// fraction for vGPU offers). link overrides the GPU's own GPU-GPU link (instance
+// knowledge); negative keeps it.
+func TimeGPUFor(spec pricing.GPU, precision fit.Precision, count, link float64) (TimeGPU, bool) {
+	g := TimeGPU{Arch: spec.Architecture, HBM: spec.HBM(), Count: count}
+	if spec.BandwidthGBs == nil {
+		return g, false
+	}
+	g.BandwidthGBs = *spec.BandwidthGBs
+	tf := spec.HalfTFLOPS()
+	tensor := precision != "fp32" && tf != nil
+	if !tensor {
+		// Pre-Volta GPUs have no fast 16-bit path: a 16-bit job runs at the FP32 rate.
+		tf = spec.FP32TFLOPS
+	}
+	if tf == nil || *tf <= 0 {
+		return g, false
+	}
+	g.PeakTFLOPS = *tf
+	if spec.FP8TFLOPS != nil && precision != "fp32" {
+		g.FP8TFLOPS = *spec.FP8TFLOPS
+	}
+	if tensor {
+		ApplyPowerCap(&g, PowerCapTFLOPS(spec, link == 0)) // power.go
+	}
+	if spec.GPULinkGBs != nil {
+		g.LinkGBs = *spec.GPULinkGBs / 2 // datasheets quote both directions
+	}
+	if link >= 0 {
+		g.LinkGBs = link
+	}
+	if spec.HostLinkGBs != nil {
+		g.HostLinkGBs = *spec.HostLinkGBs
+	}
+	return g, true
+}
+
+// InstanceGPULink is what an instance type says about its GPU-to-GPU path beyond the
+// GPU model's datasheet: 0 when its GPUs talk over PCIe although the model has an SXM
+// variant with NVLink (the catalog names both A100-80GB), -1 to keep the GPU's figure.
+func InstanceGPULink(provider, instanceType string) float64 {
+	it := strings.ToLower(instanceType)
+	switch {
+	case strings.Contains(it, "pcie"), strings.Contains(it, "-pci_"):
+		return 0 // the name says PCIe (cudo, fluidstack, lambda *_pcie)
+	case strings.EqualFold(provider, "azure") && strings.HasPrefix(it, "standard_nc"):
+		// NCv3 (V100 PCIe) and NC A100 v4 (PCIe A100 80GB, no NVLink): Microsoft Learn,
+		// "NC A100 v4-series" and "NCv3-series" size pages. ND sizes have NVLink.
+		return 0
+	case strings.EqualFold(provider, "hyperstack") && strings.Contains(it, "a100") && !strings.Contains(it, "nvlink"):
+		// Hyperstack sells A100 PCIe by default and names the NVLink (SXM) flavour
+		// (hyperstack.cloud GPU pricing page).
+		return 0
+	}
+	return -1
+}

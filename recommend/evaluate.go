@@ -1,0 +1,430 @@
+package recommend
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/jobtime"
+	"github.com/pickergpu/picker/pricing"
+)
+
+// gpuCaps is what the recommender needs to know of an offer's GPU.
+type gpuCaps struct {
+	known bool
+	bf16  bool
+	flash bool
+	fp8   bool
+	spec  pricing.GPU
+	idx   int // index among the call's distinct GPU models
+	// tg caches the time model's view of the GPU per precision class (16-bit, fp32);
+	// tgOK[k] false when the catalog lacks a figure.
+	tg   [2]jobtime.TimeGPU
+	tgOK [2]bool
+	tgAt [2]bool // computed
+}
+
+// timeGPU returns the GPU's figures for a precision, computed once per class.
+func (c *gpuCaps) timeGPU(precision fit.Precision) (jobtime.TimeGPU, bool) {
+	k := 0
+	if precision == "fp32" {
+		k = 1
+	}
+	if !c.tgAt[k] {
+		c.tg[k], c.tgOK[k] = jobtime.TimeGPUFor(c.spec, precision, 1, -1)
+		c.tgAt[k] = true
+	}
+	return c.tg[k], c.tgOK[k]
+}
+
+// memPerDevice is what one process can use on one device of the offer: the GPU model's
+// usable memory (gpus.csv usable_gib, whatever the provider reported), or the slice's share
+// of it.
+func (c *gpuCaps) memPerDevice(o *pricing.Offer) float64 {
+	if !c.known || c.spec.UsableGiB <= 0 {
+		return o.MemPerDeviceGiB()
+	}
+	if o.Fractional() {
+		return o.GPUCount * c.spec.UsableGiB
+	}
+	return c.spec.UsableGiB
+}
+
+type variantKey struct {
+	gpus  int
+	fp16  bool // the job switched to fp16 (GPU without bf16) and sdpa (no flash attention)
+	nodes int  // instances (nodes.go); 0 and 1 both mean one
+}
+
+type variant struct {
+	res  *fit.Result
+	need float64 // per GPU, with headroom
+	err  error
+	tm   *jobtime.TimeModel // built on first use
+	// times memoizes the timing per GPU model (gpuCaps.idx) and link (x2: PCIe board),
+	// for whole-GPU offers: the variant fixes the GPU count and precision.
+	times []timingVal
+}
+
+// evaluator estimates one job on many offers, caching the estimate per GPU count and
+// capability variant: a catalogue of 100k offers holds only a few dozen distinct pairs,
+// so the per-offer work is array lookups and a comparison.
+type evaluator struct {
+	in       *RecommendInput
+	job      fit.Job
+	headroom float64
+	cache    [maxCachedGPUs + 1][2]*variant
+	caps     []*gpuCaps // per offer, shared by every evaluator of one Recommend call
+	bf16     bool       // the job uses bf16 (GPUs without it switch to fp16)
+	flash    bool       // the job asks for FlashAttention
+	offload  bool
+	// minGPUs skips offers with fewer GPUs (the ZeRO-3 rung needs GPUs to shard across).
+	minGPUs int
+	base    *fit.Result // the job as asked at its base GPU count (prepare)
+	needs   stackNeeds
+	tp      bool // tensor-parallel inference: GPU counts must divide the attention heads
+	fp8     bool // the job needs fp8 tensor cores (fp8.go)
+	// multi-node (nodes.go): explicit node count, or auto; multiCache holds their variants.
+	nodes        int
+	autoNodes    bool
+	clustersOnly bool // auto, but two or more instances only
+	multiCache   map[variantKey]*variant
+	setup        float64 // start-up hours billed before the job runs
+}
+
+type timingVal struct {
+	set bool
+	t   jobtime.Timing
+	ok  bool
+}
+
+// maxCachedGPUs bounds the GPU counts the variant cache holds; larger counts (none
+// seen in practice: clouds sell up to 16 GPUs per instance) are estimated uncached.
+const maxCachedGPUs = 64
+
+func newEvaluator(in *RecommendInput, job fit.Job, caps []*gpuCaps) *evaluator {
+	h := in.HeadroomPct
+	if h < 0 {
+		h = DefaultHeadroomPct
+	}
+	setup := jobtime.SetupHours(2 * float64(in.Model.Params())) // a 16-bit checkpoint to download
+	if in.SetupHours != nil {
+		setup = *in.SetupHours
+	}
+	e := &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup,
+		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled(),
+		fp8: job.UsesFP8(), nodes: job.Nodes, autoNodes: job.NodesAuto, multiCache: map[variantKey]*variant{}}
+	probe := job
+	if !in.PinGPUs || probe.GPUs == 0 {
+		probe.GPUs = 1
+	}
+	probe.Nodes, probe.NodesAuto = 0, false
+	if res, err := fit.Estimate(in.Model, probe); err == nil {
+		e.needs = needsOf(res, in.Vendor)
+	}
+	e.tp = !job.IsTraining() && !in.Model.IsImageModel() && (job.Shard == "" || job.Shard == "tp")
+	return e
+}
+
+func (e *evaluator) variant(k variantKey) *variant {
+	if k.nodes > 1 {
+		return e.multiVariant(k)
+	}
+	fi := 0
+	if k.fp16 {
+		fi = 1
+	}
+	if k.gpus <= maxCachedGPUs {
+		if v := e.cache[k.gpus][fi]; v != nil {
+			return v
+		}
+	}
+	j := e.job
+	j.GPUs = k.gpus
+	j.Nodes, j.NodesAuto = 1, false
+	if k.gpus > 1 && j.Shard == "" && e.in.Model.IsImageModel() {
+		j.Shard = fit.ShardNone // image pipelines run one per GPU
+	}
+	if k.fp16 {
+		j = j.WithFP16()
+	}
+	v := &variant{}
+	v.res, v.err = fit.Estimate(e.in.Model, j)
+	if v.err == nil {
+		v.need = v.res.DeviceTotalGiB * (1 + e.headroom/100)
+	}
+	if k.gpus <= maxCachedGPUs {
+		e.cache[k.gpus][fi] = v
+	}
+	return v
+}
+
+// gpusFor returns the GPU count the job runs at on an offer, 0 when the offer can't
+// host it (pinned count larger than the offer).
+func (e *evaluator) gpusFor(o *pricing.Offer) int {
+	n := int(math.Max(1, math.Floor(o.GPUCount+1e-9)))
+	if o.Fractional() {
+		n = 1
+	}
+	if e.in.PinGPUs {
+		want := max(e.job.GPUs, 1)
+		if n < want {
+			return 0
+		}
+		return want
+	}
+	if e.tp {
+		return e.in.Model.LargestTP(n)
+	}
+	return n
+}
+
+// cand is an offer that fits, before it is turned into a Fit.
+type cand struct {
+	i       int
+	primary float64 // price per hour, or job cost when ranking by job
+	spare   float64
+	hours   float64 // run hours, -1 when unknown
+	total   float64 // setup + run hours
+	cost    float64 // billed job cost
+	vk      variantKey
+	need    float64
+	tim     *jobtime.Timing // nil until timed
+}
+
+// timeModel returns the variant's time model, built once.
+func (e *evaluator) timeModel(v *variant) *jobtime.TimeModel {
+	if v.tm == nil {
+		tm := jobtime.TimeModelFor(e.in.Model, v.res)
+		tm.Engine, tm.MFU = e.in.Engine, e.in.MFU
+		tm.PromptTokens, tm.OutputTokens = e.in.PromptTokens, e.in.OutputTokens
+		v.tm = tm
+	}
+	return v.tm
+}
+
+// timeJob fills cd's timing, run and billed hours and cost; false when the GPU lacks a
+// figure or the task is not timed.
+func (e *evaluator) timeJob(cd *cand, v *variant, o *pricing.Offer, c *gpuCaps) bool {
+	if !c.known {
+		return false
+	}
+	tm := e.timeModel(v)
+	count := float64(cd.vk.gpus)
+	if o.Fractional() {
+		count = o.GPUCount
+	}
+	nodes := max(cd.vk.nodes, 1)
+	if nodes > 1 {
+		return e.timeCluster(cd, tm, o, c, count, nodes)
+	}
+	var f *offerFacts
+	if e.in.facts != nil {
+		f = &e.in.facts[cd.i]
+	} else {
+		f = new(offerFacts) // hourly ranking: only the reported offers are timed
+	}
+	if !f.set {
+		b := jobtime.BillingFor(o.Provider)
+		*f = offerFacts{inc: float32(b.Increment), min: float32(b.Minimum), pcie: jobtime.InstanceGPULink(o.Provider, o.InstanceType) == 0, set: true}
+	}
+	var tv *timingVal
+	if !o.Fractional() && e.in.nCaps > 0 {
+		slot := 2 * c.idx
+		if f.pcie {
+			slot++
+		}
+		if v.times == nil {
+			v.times = make([]timingVal, 2*e.in.nCaps)
+		}
+		tv = &v.times[slot]
+	} else {
+		tv = new(timingVal) // a vGPU slice: its fraction is its own count
+	}
+	if !tv.set {
+		g, ok := c.timeGPU(v.res.Job.Precision)
+		g.Count = count
+		if f.pcie {
+			if count > 1 {
+				g.LinkGBs = 0
+			}
+			if g.PeakTFLOPS > 0 && v.res.Job.Precision != "fp32" {
+				jobtime.ApplyPowerCap(&g, jobtime.PowerCapTFLOPS(c.spec, true)) // the PCIe card's TDP
+			}
+		}
+		if ok {
+			tv.t, tv.ok = tm.Estimate(&g)
+		}
+		tv.set = true
+	}
+	if !tv.ok {
+		return false
+	}
+	t := &tv.t
+	cd.tim = t
+	if e.in.Tokens <= 0 {
+		return true
+	}
+	e.bill(cd, tm, t, jobtime.Billing{Increment: float64(f.inc), Minimum: float64(f.min)}, o.PriceUSDHr)
+	return true
+}
+
+// bill sets cd's run hours, setup-plus-run hours and billed cost at pricePerHour.
+func (e *evaluator) bill(cd *cand, tm *jobtime.TimeModel, t *jobtime.Timing, b jobtime.Billing, pricePerHour float64) {
+	cd.hours = tm.JobSeconds(*t, e.in.Tokens, e.in.Requests) / 3600
+	cd.total = cd.hours + e.setup
+	cd.cost = b.BilledHours(cd.total) * pricePerHour
+}
+
+// timeCluster times a multi-node plan (--nodes): training runs ZeRO-3 over every GPU of
+// every node, its collectives crossing the cluster interconnect (interconnect.csv's
+// per-node Gbit/s shared by the node's GPUs) instead of NVLink; inference runs tensor
+// parallel within a node and pipeline stages across nodes, which take turns on each
+// decode step, so the plan decodes at one node's rate (Narayanan et al. 2021, "Efficient
+// Large-Scale Language Model Training on GPU Clusters", §2.2: pipeline parallelism adds
+// capacity, not per-token speed). Uncached: multi-node plans are few.
+func (e *evaluator) timeCluster(cd *cand, tm *jobtime.TimeModel, o *pricing.Offer, c *gpuCaps, perNode float64, nodes int) bool {
+	g, ok := c.timeGPU(e.variant(cd.vk).res.Job.Precision)
+	if !ok {
+		return false
+	}
+	g.Count = perNode
+	if e.job.IsTraining() {
+		g.Count = perNode * float64(nodes)
+		if ic, ok := LookupInterconnect(o.Provider, o.InstanceType); ok && perNode > 0 {
+			g.LinkGBs = min(g.LinkGBs, ic.GbpsPerNode/8/perNode) // Gbit/s per node -> GB/s per GPU
+		}
+	}
+	t, ok := tm.Estimate(&g)
+	if !ok {
+		return false
+	}
+	cd.tim = &t
+	if e.in.Tokens > 0 {
+		e.bill(cd, tm, &t, jobtime.BillingFor(o.Provider), o.PriceUSDHr*float64(nodes))
+	}
+	return true
+}
+
+// evaluate judges offer i; ok=false when it doesn't fit or can't run the job.
+func (e *evaluator) evaluate(i int) (cand, bool) {
+	if e.nodes > 1 || e.autoNodes {
+		return e.evaluateNodes(i) // nodes.go
+	}
+	return e.evaluateAt(i, 1)
+}
+
+// evaluateAt judges offer i as n identical instances.
+func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
+	o := &e.in.Offers[i]
+	g := e.gpusFor(o)
+	if g == 0 || g < e.minGPUs {
+		return cand{}, false
+	}
+	c := e.caps[i]
+	if e.fp8 && !(c.known && c.fp8) {
+		return cand{}, false // fp8 kernels need fp8 tensor cores (fp8.go); see Recommendation.Excluded
+	}
+	if r, _ := e.needs.reason(c); r != "" {
+		return cand{}, false // the software stack (stack.go); see Recommendation.Excluded
+	}
+	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
+	vk := variantKey{g, fp16, n}
+	v := e.variant(vk)
+	if v.err != nil {
+		return cand{}, false
+	}
+	mem := c.memPerDevice(o)
+	if v.need > mem+1e-9 {
+		return cand{}, false
+	}
+	if e.offload && o.RAMGiB < v.res.CPURAMGiB*(1+OffloadRAMMarginPct/100)+OffloadRAMMarginGiB {
+		return cand{}, false
+	}
+	cd := cand{i: i, primary: o.PriceUSDHr * float64(max(n, 1)), spare: mem - v.need, hours: -1, vk: vk, need: v.need}
+	// Job time is needed per offer only to rank by job cost or to hold a deadline;
+	// hourly ranking computes it for the few offers it reports (in fit).
+	if e.in.Rank == RankJob || e.in.Deadline > 0 {
+		timed := e.timeJob(&cd, v, o, c) && cd.hours >= 0
+		if e.in.Deadline > 0 && (!timed || cd.total > e.in.Deadline.Hours()) {
+			return cand{}, false
+		}
+		if e.in.Rank == RankJob {
+			cd.primary = math.Inf(1)
+			if timed {
+				cd.primary = cd.cost
+			}
+		}
+	}
+	return cd, true
+}
+
+// better orders by price per hour (or job cost), then least spare VRAM per GPU (the
+// offer that "just covers" the job), then the offer key, so results are deterministic.
+func (e *evaluator) better(a, b *cand) bool {
+	if a.primary != b.primary {
+		return a.primary < b.primary
+	}
+	oa, ob := &e.in.Offers[a.i], &e.in.Offers[b.i]
+	if oa.PriceUSDHr != ob.PriceUSDHr {
+		return oa.PriceUSDHr < ob.PriceUSDHr
+	}
+	if a.spare != b.spare {
+		return a.spare < b.spare
+	}
+	return keyLess(oa, ob)
+}
+
+func keyLess(a, b *pricing.Offer) bool {
+	switch {
+	case a.Provider != b.Provider:
+		return a.Provider < b.Provider
+	case a.Region != b.Region:
+		return a.Region < b.Region
+	case a.Zone != b.Zone:
+		return a.Zone < b.Zone
+	case a.InstanceType != b.InstanceType:
+		return a.InstanceType < b.InstanceType
+	}
+	return a.Purchase < b.Purchase
+}
+
+// fit turns a candidate into the reported Fit.
+func (e *evaluator) fit(cd cand) Fit {
+	o := &e.in.Offers[cd.i]
+	f := Fit{Offer: o.WithUsableMemory(), NeedPerGPUGiB: fit.Round3(cd.need), SparePerGPUGiB: fit.Round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
+	if cd.tim == nil {
+		e.timeJob(&cd, e.variant(cd.vk), o, e.caps[cd.i])
+	}
+	if t := cd.tim; t != nil && t.TokensPerSec > 0 {
+		f.TokensPerSec, f.TimeBound = ptr(fit.Round3(t.TokensPerSec)), t.Bound
+		if !e.job.IsTraining() {
+			f.TTFTSec = ptr(fit.Round3(t.TTFTSec))
+			f.USDPerMOutTokens = ptr(fit.Round3(o.PriceUSDHr / (t.TokensPerSec * 3600) * 1e6))
+		}
+	}
+	if cd.hours >= 0 {
+		f.EstHours, f.EstCostUSD = ptr(fit.Round3(cd.hours)), ptr(fit.Round3(cd.cost))
+		f.SetupHours = ptr(fit.Round3(e.setup))
+		f.BilledHours = ptr(fit.Round3(jobtime.BillingFor(o.Provider).BilledHours(cd.total)))
+	}
+	if cd.vk.nodes > 1 {
+		e.describeNodes(&f, cd) // nodes.go
+	}
+	if n := int(math.Floor(o.GPUCount + 1e-9)); e.tp && !e.in.PinGPUs && cd.vk.gpus < n {
+		f.Notes = append(f.Notes, fmt.Sprintf("tensor parallelism on %d of the %d GPUs: the degree must divide %s's %d attention heads (the whole instance is paid for)",
+			cd.vk.gpus, n, e.in.Model.Name, e.in.Model.Dec.Heads))
+	}
+	f.Notes = append(f.Notes, stackNotes(e.caps[cd.i])...)
+	if cd.vk.fp16 {
+		c := e.caps[cd.i]
+		prec := e.variant(cd.vk).res.Job.Precision
+		switch {
+		case !c.bf16 && e.bf16:
+			f.Notes = append(f.Notes, fmt.Sprintf("%s has no bf16: runs in %s", o.GPUModel, prec))
+		case !c.flash && e.flash:
+			f.Notes = append(f.Notes, fmt.Sprintf("%s has no FlashAttention-2: sdpa memory assumed", o.GPUModel))
+		}
+	}
+	return f
+}

@@ -1,0 +1,52 @@
+package recommend
+
+import (
+	"slices"
+)
+
+// groupFetchFactor: Recommend ranks this many times --top offers before grouping, so
+// that after folding one instance's regions together there are still --top rows.
+const groupFetchFactor = 8
+
+// groupKey is what makes two fits the same offer in all but region: a cloud's instance
+// type priced the same in several regions fills the top of the list otherwise.
+type groupKey struct {
+	provider, instance, gpu string
+	purchase                string
+	price, gpus, mem, need  float64
+}
+
+// groupByRegion folds fits that differ only in region (or zone) into the best of them,
+// listing the others in Regions, and keeps the first top groups, in rank order.
+func groupByRegion(fits []Fit, top int) []Fit {
+	var out []Fit
+	idx := map[groupKey]int{}
+	for _, f := range fits {
+		k := groupKey{f.Provider, f.InstanceType, f.GPUModel, string(f.Purchase), f.PriceUSDHr, f.GPUCount, f.GPUMemGiB, f.NeedPerGPUGiB}
+		if i, ok := idx[k]; ok {
+			if r := regionName(f); !slices.Contains(out[i].Regions, r) {
+				out[i].Regions = append(out[i].Regions, r)
+			}
+			continue
+		}
+		if len(out) == top {
+			continue
+		}
+		idx[k] = len(out)
+		f.Regions = []string{regionName(f)}
+		out = append(out, f)
+	}
+	for i := range out {
+		if len(out[i].Regions) == 1 {
+			out[i].Regions = nil // only its own region: nothing grouped
+		}
+	}
+	return out
+}
+
+func regionName(f Fit) string {
+	if f.Zone != "" {
+		return f.Region + "/" + f.Zone
+	}
+	return f.Region
+}

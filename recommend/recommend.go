@@ -1,0 +1,456 @@
+package recommend
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/jobtime"
+	"github.com/pickergpu/picker/model"
+	"github.com/pickergpu/picker/pricing"
+)
+
+// Recommender constants, each a stated assumption rather than a fitted number.
+const (
+	// DefaultHeadroomPct is the margin over device_total_gib an offer must leave
+	// (CONTRACT --headroom default): allocator growth across steps, variable sequence
+	// lengths, framework versions.
+	DefaultHeadroomPct = 5
+	// OffloadRAMMarginGiB is host memory beyond cpu_ram_gib that an offloaded job needs:
+	// the OS, the Python process and its CUDA/NCCL libraries, data loader workers.
+	OffloadRAMMarginGiB = 8.0
+	// OffloadRAMMarginPct adds 10 % of cpu_ram_gib for pinned-buffer rounding and
+	// fragmentation of the host allocator.
+	OffloadRAMMarginPct = 10.0
+	// maxLadderGPUs bounds the GPU count tried when reporting a ladder step's need with
+	// no fitting offer.
+	maxLadderGPUs = 8
+)
+
+// Rank is how Recommend orders the offers that fit (--rank).
+type Rank string
+
+const (
+	RankHourly Rank = "hourly" // cheapest per instance-hour
+	RankJob    Rank = "job"    // cheapest for the whole job (needs Tokens)
+)
+
+// ParseRank accepts hourly or job; "" is hourly.
+func ParseRank(v string) (Rank, error) {
+	switch r := Rank(v); r {
+	case "", RankHourly:
+		return RankHourly, nil
+	case RankJob:
+		return r, nil
+	}
+	return "", pricing.ParamErrorf(pricing.Invalid, "rank", "--rank %q: want hourly or job", v)
+}
+
+// RecommendInput is everything Recommend needs; offers are already filtered by the
+// caller's provider/region/GPU/purchase/price filters.
+type RecommendInput struct {
+	Model *model.Model
+	Job   fit.Job
+	// PinGPUs: the user gave --gpus, so every offer is evaluated at Job.GPUs (and must
+	// have at least that many GPUs); otherwise each offer at its own GPU count.
+	PinGPUs     bool
+	Offers      []pricing.Offer
+	HeadroomPct float64 // percent; negative means DefaultHeadroomPct
+	Rank        Rank    // "" = RankHourly
+	Tokens      float64 // training or generated tokens of the whole job; 0 = no time estimate
+	// MFU > 0 overrides the time model's per-architecture GEMM efficiency (--mfu).
+	MFU float64
+	// Inference workload (issue 15): Engine ("" = DefaultEngine), prompt and output
+	// tokens per request, and the number of requests (Tokens = Requests x OutputTokens
+	// when Tokens is 0).
+	Engine                     string
+	PromptTokens, OutputTokens float64
+	Requests                   float64
+	// SetupHours overrides the start-up overhead (boot, image, model download) billed
+	// before the job runs; nil = SetupHours(checkpoint bytes).
+	SetupHours *float64
+	// Deadline, when positive, drops offers whose setup plus run time exceeds it.
+	Deadline time.Duration
+
+	// Per-offer facts for the time model, computed once per Recommend call and shared
+	// by the ladder's evaluators (copies of the input share the slice); nCaps counts
+	// the distinct GPU models (gpuCaps.idx).
+	facts []offerFacts
+	nCaps int
+	// spanned says why a pinned --gpus larger than every instance became a cluster plan
+	// (spanPinnedGPUs, nodes.go); empty otherwise.
+	spanned string
+	Top     int // 0 = 10
+	// ByRegion lists an offer once per region; by default offers that differ only in
+	// region are one row with their regions listed (Fit.Regions).
+	ByRegion bool
+	// Vendor keeps only GPUs of that vendor (VendorNVIDIA, VendorAMD); "" or VendorAny
+	// keeps all. Excluded offers are counted in Recommendation.Excluded.
+	Vendor string
+}
+
+// offerFacts is what the time model reads from an offer's provider and instance type.
+type offerFacts struct {
+	inc, min float32 // billing increment and minimum, seconds
+	pcie     bool    // the instance's GPUs talk over PCIe although the model has NVLink
+	set      bool
+}
+
+// Fit is one offer that can run the job, with what it would need and cost.
+type Fit struct {
+	pricing.Offer
+	// NeedPerGPUGiB is device_total_gib at this offer's GPU count, times (1+headroom).
+	NeedPerGPUGiB  float64 `json:"need_per_gpu_gib"`
+	SparePerGPUGiB float64 `json:"spare_per_gpu_gib"`
+	// EstHours is the job's run time (without start-up); EstCostUSD what the bill says:
+	// setup plus run time rounded up to the provider's billing increment and minimum
+	// (BilledHours) times the hourly price. Nil without --tokens or a GPU figure.
+	EstHours    *float64 `json:"est_hours"`
+	EstCostUSD  *float64 `json:"est_cost_usd"`
+	SetupHours  *float64 `json:"setup_hours,omitempty"`
+	BilledHours *float64 `json:"billed_hours,omitempty"`
+	// TokensPerSec: training tokens, or generated tokens in steady decoding at the job's
+	// batch, per second over the offer's GPUs the job uses.
+	TokensPerSec *float64 `json:"tokens_per_s,omitempty"`
+	// Inference only: time to first token of one request, and the price of a million
+	// generated tokens at TokensPerSec.
+	TTFTSec          *float64 `json:"ttft_s,omitempty"`
+	USDPerMOutTokens *float64 `json:"usd_per_m_output_tokens,omitempty"`
+	// TimeBound says what limits the job's step: compute, memory, communication, offload,
+	// dequant or dispatch.
+	TimeBound string `json:"time_bound,omitempty"`
+	// Frontier marks an offer on the time-cost frontier (--rank job): no other fitting
+	// offer is both cheaper and faster.
+	Frontier bool `json:"frontier,omitempty"`
+	// GPUsUsed is the GPU count the job was estimated at on this offer: for tensor-parallel
+	// inference the largest degree dividing the attention heads, which may leave GPUs of
+	// the instance idle (the whole instance is still paid for).
+	GPUsUsed int `json:"gpus_used"`
+	// Notes say how the job had to change for this GPU (fp16 instead of bf16, …).
+	Notes []string `json:"notes,omitempty"`
+	// Regions are every region ("region/zone" where zoned) offering this instance at this
+	// price, this one first; empty when only its own (or with --by-region).
+	Regions []string `json:"regions,omitempty"`
+	// Nodes, ClusterPriceUSDHr, Layout and Interconnect describe a multi-node plan
+	// (--nodes): Nodes identical instances of this offer at Nodes × PriceUSDHr.
+	Nodes             int     `json:"nodes,omitempty"`
+	ClusterPriceUSDHr float64 `json:"cluster_price_usd_hr,omitempty"`
+	Layout            string  `json:"layout,omitempty"`
+	Interconnect      string  `json:"interconnect,omitempty"`
+
+	vk variantKey // the estimate this fit was judged with
+}
+
+// Recommendation is Recommend's answer.
+type Recommendation struct {
+	// Estimate is the job at the GPU count of the best offer (or Job.GPUs when pinned,
+	// 1 when nothing fits).
+	Estimate *fit.Result  `json:"estimate"`
+	Offers   []Fit        `json:"offers"`
+	Ladder   []LadderStep `json:"ladder"`
+	// Rejected are the rungs that apply to the job but would not save money, with why.
+	Rejected []RejectedStep `json:"rejected"`
+	// Plan is the cheapest combination of rungs; nil when no rung saves money.
+	Plan     *Plan    `json:"plan"`
+	Warnings []string `json:"warnings"`
+	// NearestMiss explains why nothing fits; empty when some offer fits.
+	NearestMiss string `json:"nearest_miss,omitempty"`
+	// Excluded lists offers left out whatever their memory, with the reason, one entry
+	// per GPU model: fp8 jobs on GPUs without fp8, and the software stack (stack.go: no
+	// current PyTorch, no bitsandbytes, pure bf16 without bf16, --vendor).
+	Excluded []Exclusion `json:"excluded,omitempty"`
+	// CheapestCluster: with --nodes auto, when every offer listed is a single instance,
+	// the cheapest plan of two or more instances (nodes.go).
+	CheapestCluster *Fit `json:"cheapest_cluster,omitempty"`
+	// Frontier (--rank job): every fitting offer that no other beats on both cost and
+	// time (setup plus run), cheapest first.
+	Frontier []Fit `json:"frontier,omitempty"`
+}
+
+// Recommend ranks the offers that can run the job, builds the savings ladder and the
+// warnings. It is pure: the same input gives the same answer, in the same order.
+func Recommend(in RecommendInput) (*Recommendation, error) {
+	rin, ev, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	caps, baseRes := ev.caps, ev.base
+	fetch := rin.Top
+	if !rin.ByRegion {
+		fetch = min(rin.Top*groupFetchFactor, len(rin.Offers))
+	}
+	fits, front := rankFitsFrontier(ev, fetch, rin.Rank == RankJob)
+	if !rin.ByRegion {
+		fits = groupByRegion(fits, rin.Top)
+	}
+	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}, Frontier: front}
+	// The estimate is the job as asked, at the best offer's GPU count: an offer's own
+	// adaptation (fp16 on a GPU without bf16) is in that offer's notes and need.
+	rec.Estimate = baseRes
+	if len(fits) > 0 {
+		vk := fits[0].vk
+		vk.fp16 = false
+		if v := ev.variant(vk); v.err == nil {
+			rec.Estimate = v.res
+		}
+	}
+	rec.Ladder, rec.Rejected, rec.Plan = ladder(rin, caps, ev, fits, rec.Estimate)
+	rec.Excluded = append(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs)...) // fp8.go, stack.go
+	rec.CheapestCluster = cheapestCluster(rin, caps, fits)
+	rec.Warnings = append(append(warnings(rin, rec), exclusionWarnings(rec.Excluded)...), rec.Estimate.Warnings...)
+	if rin.spanned != "" {
+		rec.Warnings = append(rec.Warnings, rin.spanned)
+	}
+	if len(fits) == 0 {
+		rec.NearestMiss = nearestMiss(rin, ev, rec.Ladder) + nodesMiss(rin, caps) // nodes.go
+	}
+	return rec, nil
+}
+
+// prepare checks and defaults the input, validates the job (a bad job is an error, not
+// "nothing fits") and returns the evaluator of the job as asked, over in.Offers.
+func prepare(in RecommendInput) (*RecommendInput, *evaluator, error) {
+	if in.Model == nil {
+		return nil, nil, pricing.Errorf(pricing.Invalid, "no model given")
+	}
+	if in.Rank == "" {
+		in.Rank = RankHourly
+	}
+	if _, err := ParseRank(string(in.Rank)); err != nil {
+		return nil, nil, err
+	}
+	if in.Tokens == 0 && in.Requests > 0 && in.OutputTokens > 0 {
+		in.Tokens = in.Requests * in.OutputTokens
+	}
+	if in.Rank == RankJob && in.Tokens <= 0 {
+		return nil, nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job; for inference also --requests N with --output-tokens M)")
+	}
+	if err := checkTimeInput(&in); err != nil {
+		return nil, nil, err
+	}
+	// A serving workload sizes the KV cache too: without --seq-len, a sequence holds
+	// the prompt and the whole output.
+	if !in.Job.IsTraining() && in.Job.SeqLen == 0 && in.PromptTokens+in.OutputTokens > 0 {
+		in.Job.SeqLen = int(math.Ceil(in.PromptTokens + in.OutputTokens))
+	}
+	if in.MFU < 0 || in.MFU > 1 {
+		return nil, nil, pricing.ParamErrorf(pricing.Invalid, "mfu", "--mfu %v: want a fraction between 0 and 1", in.MFU)
+	}
+	if in.Top <= 0 {
+		in.Top = 10
+	}
+	// No more offers can be shown than there are: --top is clamped, so a huge value costs
+	// nothing (the top list is allocated at this size).
+	in.Top = max(1, min(in.Top, len(in.Offers)))
+	in.spanned = spanPinnedGPUs(&in) // nodes.go
+	// Validate the job once up front, so a bad job is an error, not "nothing fits".
+	base := in.Job
+	base.NodesAuto = false // validated on one instance; nodes.go tries the counts
+	if !in.PinGPUs {
+		base.GPUs = 0 // the default count, not a pinned one
+	}
+	baseRes, err := fit.Estimate(in.Model, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	caps := make([]*gpuCaps, len(in.Offers))
+	byName := map[string]*gpuCaps{}
+	for i := range in.Offers {
+		name := in.Offers[i].GPUModel
+		c, ok := byName[name]
+		if !ok {
+			g, known := pricing.LookupGPU(name)
+			c = &gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), fp8: g.FP8, spec: g, idx: len(byName)}
+			byName[name] = c
+		}
+		caps[i] = c
+	}
+	if err := checkNodeOffers(&in); err != nil { // nodes.go
+		return nil, nil, err
+	}
+	in.nCaps = len(byName)
+	if in.Rank == RankJob || in.Deadline > 0 {
+		in.facts = make([]offerFacts, len(in.Offers))
+	}
+	rin := &in
+	ev := newEvaluator(rin, in.Job, caps)
+	ev.base = baseRes
+	return rin, ev, nil
+}
+
+// rankFits evaluates every offer and returns the best top fits, best first. It keeps
+// only the top candidates (insertion into a short sorted slice), so 100k offers cost
+// 100k evaluations and no sort of the whole list.
+func rankFits(ev *evaluator, top int) []Fit {
+	fits, _ := rankFitsFrontier(ev, top, false)
+	return fits
+}
+
+// rankFitsFrontier is rankFits that also returns the time-cost frontier when asked
+// (the timed candidates are kept, then swept once in cost order).
+func rankFitsFrontier(ev *evaluator, top int, withFrontier bool) ([]Fit, []Fit) {
+	best := make([]cand, 0, top+1)
+	var timed []point
+	// cheapest and fastest so far: a point both of them beat is not on the frontier, so
+	// most of 100k offers are never kept.
+	cheap, fast := point{math.Inf(1), math.Inf(1), -1}, point{math.Inf(1), math.Inf(1), -1}
+	for i := range ev.in.Offers {
+		cd, ok := ev.evaluate(i)
+		if !ok {
+			continue
+		}
+		if withFrontier && cd.hours >= 0 {
+			p := point{cd.cost, cd.total, cd.i}
+			dominated := func(a point) bool {
+				return a.cost <= p.cost && a.total <= p.total && (a.cost < p.cost || a.total < p.total)
+			}
+			if !dominated(cheap) && !dominated(fast) {
+				timed = append(timed, p)
+			}
+			if p.cost < cheap.cost || (p.cost == cheap.cost && p.total < cheap.total) {
+				cheap = p
+			}
+			if p.total < fast.total || (p.total == fast.total && p.cost < fast.cost) {
+				fast = p
+			}
+		}
+		if len(best) == top && !ev.better(&cd, &best[top-1]) {
+			continue
+		}
+		k := sort.Search(len(best), func(j int) bool { return ev.better(&cd, &best[j]) })
+		best = append(best, cand{})
+		copy(best[k+1:], best[k:])
+		best[k] = cd
+		if len(best) > top {
+			best = best[:top]
+		}
+	}
+	var front []Fit
+	onFront := map[int]bool{}
+	if withFrontier {
+		for _, cd := range frontier(ev, timed) {
+			f := ev.fit(cd)
+			f.Frontier = true
+			front = append(front, f)
+			onFront[cd.i] = true
+		}
+	}
+	out := make([]Fit, len(best))
+	for i, cd := range best {
+		out[i] = ev.fit(cd)
+		out[i].Frontier = onFront[cd.i]
+	}
+	return out, front
+}
+
+// checkTimeInput validates the time-model inputs of a recommendation.
+func checkTimeInput(in *RecommendInput) error {
+	if in.Engine != "" && !slices.Contains(jobtime.Engines, in.Engine) {
+		return pricing.ParamErrorf(pricing.Invalid, "engine", "--engine %q: want one of %s", in.Engine, strings.Join(jobtime.Engines, ", "))
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"prompt-tokens", in.PromptTokens}, {"output-tokens", in.OutputTokens}, {"requests", in.Requests}} {
+		if c.v < 0 || math.IsNaN(c.v) || math.IsInf(c.v, 0) {
+			return pricing.ParamErrorf(pricing.Invalid, c.name, "--%s %v: want a non-negative number", c.name, c.v)
+		}
+	}
+	if in.SetupHours != nil && (*in.SetupHours < 0 || math.IsNaN(*in.SetupHours)) {
+		return pricing.ParamErrorf(pricing.Invalid, "setup", "--setup %v h: want a non-negative duration", *in.SetupHours)
+	}
+	if in.Deadline < 0 {
+		return pricing.ParamErrorf(pricing.Invalid, "deadline", "--deadline %s: want a positive duration", in.Deadline)
+	}
+	if in.Deadline > 0 && in.Tokens <= 0 {
+		return pricing.ParamErrorf(pricing.Invalid, "deadline", "--deadline needs the job's size: --tokens N (or --requests N with --output-tokens M)")
+	}
+	return nil
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// point is a timed candidate reduced to what the frontier needs (24 bytes, so 100k
+// offers stay cheap to keep and sort).
+type point struct {
+	cost, total float64
+	i           int
+}
+
+// frontier returns the offers no other beats on both billed cost and total hours,
+// cheapest first: sorted by cost (then time, then offer key), an offer is on the
+// frontier when it is faster than every cheaper one.
+func frontier(ev *evaluator, pts []point) []cand {
+	sort.Slice(pts, func(a, b int) bool {
+		if pts[a].cost != pts[b].cost {
+			return pts[a].cost < pts[b].cost
+		}
+		if pts[a].total != pts[b].total {
+			return pts[a].total < pts[b].total
+		}
+		return keyLess(&ev.in.Offers[pts[a].i], &ev.in.Offers[pts[b].i])
+	})
+	var out []cand
+	best := math.Inf(1)
+	for _, p := range pts {
+		if p.total < best {
+			if cd, ok := ev.evaluate(p.i); ok {
+				out = append(out, cd)
+			}
+			best = p.total
+		}
+	}
+	return out
+}
+
+func warnings(in *RecommendInput, rec *Recommendation) []string {
+	w := []string{}
+	var fp16 []string
+	for _, f := range rec.Offers {
+		for _, n := range f.Notes {
+			if !slices.Contains(fp16, n) {
+				fp16 = append(fp16, n)
+			}
+		}
+	}
+	for _, n := range fp16 {
+		if strings.Contains(n, "runs in fp16") {
+			n += " (fp16 may need loss scaling; check numerics)"
+		}
+		w = append(w, n)
+	}
+	if in.Tokens > 0 {
+		var missing []string
+		for _, f := range rec.Offers {
+			if f.EstHours == nil && !slices.Contains(missing, f.GPUModel) {
+				missing = append(missing, f.GPUModel)
+			}
+		}
+		if len(missing) > 0 && rec.Estimate != nil && rec.Estimate.Job.Task != fit.TaskImageGen {
+			w = append(w, fmt.Sprintf("no datasheet compute/bandwidth figure for %s: job time and cost unknown there", strings.Join(missing, ", ")))
+		} else if rec.Estimate != nil && rec.Estimate.Job.Task == fit.TaskImageGen {
+			w = append(w, "job time is not modelled for image generation")
+		}
+	}
+	return w
+}
+
+// NoOffersMiss is the nearest miss when no offer passed the caller's filters at all; the
+// caller may add what to do about it.
+const NoOffersMiss = "no offers match the filters (provider, region, GPU model, purchase, price)"
+
+// nearestMiss explains why no offer fits: the binding constraint (capability, host RAM,
+// GPU count or memory; missreason.go) and the smallest change that would fit.
+func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
+	if len(in.Offers) == 0 {
+		return NoOffersMiss
+	}
+	return bindingMiss(in, ev, steps)
+}
+
+func num1(v float64) string { return fmt.Sprintf("%.1f", v) }
+func num2(v float64) string { return fmt.Sprintf("%.2f", v) }
