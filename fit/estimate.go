@@ -195,52 +195,6 @@ func resolvePrecision(_ *model.Model, r *resolved) error {
 	return nil
 }
 
-// resolveQuant defaults the quantization, checks it against the task, and sets the
-// bytes per quantized weight.
-func resolveQuant(m *model.Model, r *resolved) error {
-	if r.Quant == "" {
-		r.Quant = QuantNone
-		if r.Task == TaskQLoRA {
-			r.Quant = "nf4"
-		}
-	}
-	switch {
-	case r.Task == TaskQLoRA && (!r.Quant.Quantized() || r.Quant == "int8"):
-		return Invalid("quant", "--task qlora --quant %s: QLoRA trains adapters over a 4-bit base (nf4, fp4 or int4); use --task lora for a %s base", r.Quant, r.Quant)
-	case r.Task == TaskQLoRA && r.Precision == "fp32":
-		return Invalid("precision", "--task qlora --precision fp32: QLoRA computes in 16 bits over 4-bit weights; use bf16-mixed (default), bf16, fp16 or fp16-mixed")
-	case r.Task == TaskFullFT && r.Quant.Quantized():
-		return Invalid("quant", "--task full-ft --quant %s: quantized weights cannot be fully fine-tuned; use --task qlora or --quant none", r.Quant)
-	case r.DoubleQuant && r.Quant != "nf4" && r.Quant != "fp4":
-		return Invalid("double-quant", "--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
-	case m.Kind == model.KindDiffusion && r.Quant == "int4":
-		return Invalid("quant", "--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
-	}
-	if r.Quant.Quantized() && r.mixed && r.IsTraining() {
-		r.store = 2
-	}
-	if r.Task == TaskLoRA && r.Quant.Quantized() {
-		r.note("LoRA over a %s base is QLoRA-style: the quantized layers keep their inputs for the backward pass", r.Quant)
-	}
-	switch r.Quant {
-	case "int8":
-		r.quantB = model.BytesInt8
-	case "nf4", "fp4":
-		r.quantB = model.Bytes4bit
-		if r.DoubleQuant {
-			r.quantB = model.Bytes4bitDQ
-		}
-	case "int4":
-		r.quantB = model.BytesInt4
-	case "fp8":
-		r.quantB = bytesFP8
-	}
-	if m.Ckpt != nil && r.Quant.Quantized() { // as stored (quantcfg.go); none = dequantized
-		r.quantB = m.Ckpt.BytesPerQuantized(m)
-	}
-	return nil
-}
-
 // resolveRuntime defaults the optimizer, micro-batch, GPU count and attention kernel.
 func resolveRuntime(_ *model.Model, r *resolved) error {
 	if r.Optimizer == "" {
@@ -302,10 +256,37 @@ func resolveParallelism(m *model.Model, r *resolved) error {
 	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
 		r.note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
 	}
-	if r.Shard == "tp" && r.GPUs > 1 && !m.TPValid(r.GPUs) {
+	if err := resolveSplit(r); err != nil {
+		return err
+	}
+	if r.Shard == "tp" && r.GPUs > 1 && r.Split == SplitTensor && !m.TPValid(r.GPUs) {
 		// vLLM (and TGI) require the tensor-parallel degree to divide the attention heads.
 		return Invalid("gpus", "--gpus %d with tensor parallelism: %s has %d attention heads, which %d does not divide; valid degrees up to %d: %s",
 			r.GPUs, m.Name, m.Dec.Heads, r.GPUs, max(r.GPUs, 8), JoinInts(m.TPDegrees(max(r.GPUs, 8))))
+	}
+	return nil
+}
+
+// resolveSplit checks --split and fills it for inference split across GPUs. A layer split
+// keeps whole layers on each GPU (llama.cpp --split-mode layer), so any GPU count divides
+// the model; tensor parallelism needs the count to divide the attention heads.
+func resolveSplit(r *resolved) error {
+	split := r.Shard == "tp" && r.GPUs > 1 && !r.IsTraining()
+	switch {
+	case r.Split != "" && r.IsTraining():
+		return Invalid("split", "--split %s with --task %s: --split says how inference divides the model across GPUs; training uses --shard", r.Split, r.Task)
+	case r.Split == SplitLayer && !split && r.GPUs > 1:
+		return Invalid("split", "--split layer with --shard %s: a layer split divides the model across GPUs; drop --shard (or give --shard tp)", r.Shard)
+	}
+	if !split {
+		r.Split = ""
+		return nil
+	}
+	if r.Split == "" {
+		r.Split = SplitTensor
+	}
+	if r.Split == SplitLayer {
+		r.note("layer split (llama.cpp --split-mode layer): each of the %d GPUs holds 1/%d of the layers and their KV cache; one layer's prefill workspace and the logits are not divided; for one stream the GPUs take turns, so it is no faster than one GPU", r.GPUs, r.GPUs)
 	}
 	return nil
 }
@@ -491,39 +472,6 @@ func dtypeName(b float64) string {
 		return "fp32"
 	}
 	return "16-bit"
-}
-
-// weightBytes returns the bytes of all weights as stored for the job (before sharding).
-func weightBytes(m *model.Model, r *resolved) float64 {
-	if m.Ckpt != nil && r.Quant.Quantized() {
-		return m.Ckpt.WeightBytes(m, r.store)
-	}
-	nonLinear := float64(m.EmbedParams+m.OtherParams) + frameworkHead(m, r)
-	if r.quantB == 0 {
-		return (nonLinear + float64(m.LinearParams)) * r.store
-	}
-	q := float64(m.LinearParams) * r.quantB
-	if r.Quant == "int8" {
-		for _, mod := range m.Modules {
-			q += float64(mod.Out*mod.Count) * 4 // LLM.int8 per-row fp32 scale (SCB)
-		}
-	}
-	return nonLinear*r.store + q
-}
-
-// dequantTransient is the 16-bit copy of one quantized weight that bitsandbytes' 4-bit
-// matmul makes on every call with more than one token (MatMul4Bit: F.linear(A,
-// dequantize_4bit(B).to(A.dtype).t()), forward and backward): the largest quantized weight
-// sets it.
-func dequantTransient(m *model.Model, r *resolved) float64 {
-	if r.Quant != "nf4" && r.Quant != "fp4" {
-		return 0
-	}
-	var largest float64
-	for _, mod := range m.Modules {
-		largest = math.Max(largest, float64(mod.In*mod.Out))
-	}
-	return largest * r.b
 }
 
 // needsInput reports whether a layer's linear modules keep their input for the backward

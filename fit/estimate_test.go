@@ -42,6 +42,9 @@ func TestImpossibleJobs(t *testing.T) {
 		{"llama-2-7b", Job{Task: TaskInference, Offload: "optimizer"}, "needs a training task", "offload"},
 		{"llama-2-7b", Job{Task: TaskInference, GradCkpt: true}, "applies to training", "grad-ckpt"},
 		{"llama-2-7b", Job{Task: TaskLoRA, LoRATargets: []string{"query_key_value"}}, `no linear layer named "query_key_value"`, "lora-targets"},
+		{"llama-2-7b", Job{Task: TaskFullFT, Split: SplitLayer, GPUs: 2}, "training uses --shard", "split"},
+		{"llama-2-7b", Job{Split: SplitLayer, GPUs: 2, Shard: "none"}, "drop --shard", "split"},
+		{"llama-2-70b", Job{GPUs: 3}, "does not divide", "gpus"},
 	}
 	for _, tt := range tests {
 		_, err := Estimate(catModel(t, tt.model), tt.job)
@@ -238,3 +241,43 @@ func BenchmarkEstimate(b *testing.B) {
 		})
 	}
 }
+
+// TestLayerSplit: --split layer (llama.cpp's --split-mode layer) keeps whole layers on
+// each GPU, so any GPU count divides the model (70B's 64 heads on 3 GPUs), weights and KV
+// cache divide by the count (all 8 KV heads' layers are spread, not at most 8 ways), and
+// one layer's prefill workspace stays whole.
+func TestLayerSplit(t *testing.T) {
+	m := catModel(t, "llama-2-70b")
+	one, err := Estimate(m, Job{Quant: "int4", SeqLen: 4096, Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []int{2, 3} {
+		r, err := Estimate(m, Job{Quant: "int4", SeqLen: 4096, Batch: 4, GPUs: g, Split: SplitLayer})
+		if err != nil {
+			t.Fatalf("%d GPUs: %v", g, err)
+		}
+		if r.Job.Split != SplitLayer || r.Job.Shard != "tp" {
+			t.Errorf("%d GPUs: resolved split %q shard %q; want layer over tp", g, r.Job.Split, r.Job.Shard)
+		}
+		n := float64(g)
+		if !near(r.Breakdown.Weights, one.Breakdown.Weights/n) || !near(r.Breakdown.KVCache, one.Breakdown.KVCache/n) {
+			t.Errorf("%d GPUs: weights %.2f kv %.2f GiB; want 1/%d of %.2f and %.2f", g, r.Breakdown.Weights, r.Breakdown.KVCache, g, one.Breakdown.Weights, one.Breakdown.KVCache)
+		}
+		if r.Breakdown.Workspace < one.Breakdown.Workspace-1e-3 {
+			t.Errorf("%d GPUs: workspace %.2f GiB; want the whole layer's %.2f", g, r.Breakdown.Workspace, one.Breakdown.Workspace)
+		}
+	}
+	tp, err := Estimate(m, Job{GPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.Job.Split != SplitTensor {
+		t.Errorf("inference on 2 GPUs resolves --split %q; want tensor", tp.Job.Split)
+	}
+	if r, _ := Estimate(m, Job{}); r.Job.Split != "" {
+		t.Errorf("one GPU resolves --split %q; want none", r.Job.Split)
+	}
+}
+
+func near(got, want float64) bool { return math.Abs(got-want) <= 1e-3*math.Max(1, math.Abs(want)) }

@@ -58,6 +58,12 @@ func estimateInference(m *model.Model, r *resolved) Breakdown {
 	if tokens > 1 {
 		ws += dequantTransient(m, r) // the prefill's 4-bit matmuls dequantize (decode uses gemv_4bit)
 	}
+	if tp && r.Split == SplitLayer {
+		// Whole layers per GPU: weights and KV cache divide by the GPU count; a layer's
+		// prefill temporaries and the logits live whole on the GPU that computes them.
+		weights, kv = weights/g, kv/g
+		tp = false
+	}
 	if tp {
 		weights /= g
 		kvHeads := float64(s.KVDim) / (float64(s.QDim) / float64(s.Heads))

@@ -29,6 +29,8 @@ type (
 	// KVCacheDtype is --kv-cache-dtype (fp8.go).
 	KVCacheDtype string
 	Framework    string // --framework
+	// Split is how inference on several GPUs divides the model (--split).
+	Split string
 )
 
 // Task values (CONTRACT --task).
@@ -65,6 +67,17 @@ var (
 	// KVCacheDtypes are vLLM's --kv-cache-dtype names: auto = the compute dtype (fp8.go).
 	KVCacheDtypes = []KVCacheDtype{"auto", "fp8"}
 	Frameworks    = []Framework{FrameworkHF, FrameworkLitGPT, FrameworkTorchtune}
+	// Splits: tensor parallel (vLLM, SGLang, TensorRT-LLM: every GPU holds a slice of
+	// every layer and they work at once) or a layer split (llama.cpp's default
+	// --split-mode layer, and pipeline stages: each GPU holds whole layers, and for one
+	// stream the GPUs take turns).
+	Splits = []Split{SplitTensor, SplitLayer}
+)
+
+// Split values (--split).
+const (
+	SplitTensor Split = "tensor"
+	SplitLayer  Split = "layer"
 )
 
 // OffloadModel is diffusers' enable_model_cpu_offload: an image pipeline's components
@@ -117,6 +130,9 @@ type Job struct {
 	// then per node. NodesAuto (--nodes auto) asks the recommender for the fewest that fit.
 	Nodes     int  `json:"nodes"`
 	NodesAuto bool `json:"-"`
+	// Split is Splits for inference on more than one GPU; "" = tensor. Resolved: set
+	// only for inference split across GPUs.
+	Split Split `json:"split,omitempty"`
 	// Framework is the training/inference stack whose defaults fill what the job leaves
 	// unset (framework.go); "" = hf.
 	Framework Framework `json:"framework"`
@@ -259,6 +275,8 @@ var JobParams = []JobParam{
 			j.KVCacheDtype, err = parseEnum("kv-cache-dtype", v, KVCacheDtypes)
 			return
 		}},
+	{"split", "inference on several GPUs: tensor (tensor parallel: vLLM, SGLang, TensorRT-LLM) or layer (llama.cpp's default --split-mode layer: each GPU holds whole layers, and they take turns)", "tensor", false,
+		func(j *Job, v string) (err error) { j.Split, err = parseEnum("split", v, Splits); return }},
 	{"nodes", "instances the job spans: a number, or auto (recommend: the fewest that fit); needs a cluster interconnect", "", false,
 		func(j *Job, v string) (err error) { j.Nodes, j.NodesAuto, err = nodesFlag(v); return }},
 	{"optimizer-step", "training: torch.optim step implementation: foreach, fused or for-loop", "foreach", false,

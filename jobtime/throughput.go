@@ -152,6 +152,9 @@ type TimeModel struct {
 	DenseWeightBytes, RoutedWeightBytes, RoutedFrac float64
 
 	ComputeBytes float64 // bytes of the compute dtype: 2 for 16-bit, 4 for fp32
+	// KVBytes is the bytes of one KV-cache element (1 for --kv-cache-dtype fp8); 0 =
+	// ComputeBytes.
+	KVBytes float64
 	// GradBytes is the dtype of reduced gradients: 4 when fp32 master weights hold them
 	// (mixed precision), 2 for pure 16-bit.
 	GradBytes      float64
@@ -413,9 +416,20 @@ func (m *TimeModel) infer(g *TimeGPU) Timing {
 	// attention (roofline, Williams et al. 2009; decode analysis in Pope et al. 2022
 	// arXiv:2211.05102 section 2). A layer split gives no speed-up: the GPUs take turns.
 	weights := m.DenseWeightBytes + m.RoutedWeightBytes*math.Min(1, m.RoutedFrac*b)
-	kv := b * ctx * m.KVPerToken * m.ComputeBytes
+	kvB := m.KVBytes
+	if kvB == 0 {
+		kvB = m.ComputeBytes
+	}
+	kv := b * ctx * m.KVPerToken * kvB
+	// fp8 GEMMs (TimeModel.FP8 on a GPU with fp8 tensor cores) run the linear layers'
+	// 2·N_active FLOPs per token at the fp8 peak, keeping fp8GEMMShare of the 16-bit
+	// efficiency; attention stays 16-bit.
+	linScale := 1.0
+	if m.FP8 && g.FP8TFLOPS > 0 {
+		linScale = g.PeakTFLOPS / (g.FP8TFLOPS * fp8GEMMShare)
+	}
 	tMem := (weights + kv) / split / bw
-	tComp := b * (2*m.ActiveParams + 4*L*d*ctx) / split / (peak * eff)
+	tComp := b * (2*m.ActiveParams*linScale + 4*L*d*ctx) / split / (peak * eff)
 	step, bound := tMem, "memory"
 	if tComp > step {
 		step, bound = tComp, "compute"
@@ -440,7 +454,7 @@ func (m *TimeModel) infer(g *TimeGPU) Timing {
 	if p <= 0 {
 		p = math.Max(m.SeqLen, 1)
 	}
-	pf := p*(2*m.ActiveParams+2*L*d*p)/split/(peak*eff) + m.DenseWeightBytes/split/bw
+	pf := p*(2*m.ActiveParams*linScale+2*L*d*p)/split/(peak*eff) + m.DenseWeightBytes/split/bw
 	t.PrefillTokensPerSec = p / pf
 	t.TTFTSec = step // no prompt: the first token is one decode step
 	if prompt > 0 {
@@ -499,23 +513,31 @@ func TimeModelFor(mod *model.Model, r *fit.Result) *TimeModel {
 	} else if j.Precision.Mixed() {
 		tm.GradBytes = 4 // fp32 master weights: gradients are reduced in fp32
 	}
-	qb := 0.0
-	switch j.Quant {
-	case "int8":
-		qb = model.BytesInt8
-	case "nf4", "fp4":
-		qb = model.Bytes4bit
-		if j.DoubleQuant {
-			qb = model.Bytes4bitDQ
-		}
-	case "int4":
-		qb = model.BytesInt4
+	// fp8 weights (--quant fp8, an fp8 checkpoint) run their GEMMs on fp8 tensor cores
+	// where the GPU has them (vLLM's fp8 W8A8 path; elsewhere its Marlin kernels read the
+	// fp8 bytes and compute in 16 bits), as fp8-mixed training does (Transformer Engine).
+	tm.FP8 = j.Precision == "fp8-mixed" || j.Quant == "fp8"
+	tm.Pipeline = j.Split == fit.SplitLayer
+	tm.KVBytes = tm.ComputeBytes
+	if j.KVCacheDtype == "fp8" {
+		tm.KVBytes = 1
 	}
 	lin := float64(mod.LinearParams)
-	linBytes := lin * tm.ComputeBytes
-	if qb > 0 {
+	var routed float64
+	for _, md := range mod.Modules {
+		if md.Routed {
+			routed += float64(md.In * md.Out * md.Count)
+		}
+	}
+	// The linear weights as stored: a pre-quantized checkpoint's layers as it stores them,
+	// else the job's format for every linear layer (fit.QuantBytes, the memory model's).
+	denseLin, routedLin := (lin-routed)*tm.ComputeBytes, routed*tm.ComputeBytes
+	if mod.Ckpt != nil && j.Quant.Quantized() {
 		tm.QuantParams = lin
-		linBytes = lin * qb
+		denseLin, routedLin = mod.Ckpt.LinearBytes(mod, false, tm.ComputeBytes), mod.Ckpt.LinearBytes(mod, true, tm.ComputeBytes)
+	} else if qb := fit.QuantBytes(mod, j.Quant, j.DoubleQuant); qb > 0 {
+		tm.QuantParams = lin
+		denseLin, routedLin = (lin-routed)*qb, routed*qb
 	}
 	// A decode step reads the linear weights, the LM head (the tied embedding when there
 	// is no separate head) and the small tensors; the embedding lookup reads one row.
@@ -524,19 +546,13 @@ func TimeModelFor(mod *model.Model, r *fit.Result) *TimeModel {
 		head = float64(mod.EmbedParams)
 	}
 	rest := (head + float64(mod.OtherParams)) * tm.ComputeBytes
-	var routed float64
-	for _, md := range mod.Modules {
-		if md.Routed {
-			routed += float64(md.In * md.Out * md.Count)
-		}
-	}
 	if routed > 0 && lin > 0 && mod.MoEExperts > 0 {
-		frac := routed / lin
-		tm.RoutedWeightBytes = linBytes * frac
+		tm.RoutedWeightBytes = routedLin
 		tm.RoutedFrac = float64(mod.MoETopK) / float64(mod.MoEExperts)
-		linBytes -= tm.RoutedWeightBytes
+	} else {
+		denseLin += routedLin
 	}
-	tm.DenseWeightBytes = linBytes + rest
+	tm.DenseWeightBytes = denseLin + rest
 	return tm
 }
 

@@ -74,7 +74,12 @@ func TestDecodeBatchAndSplit(t *testing.T) {
 	}
 	job := fit.Job{Task: fit.TaskInference, Quant: "int4", SeqLen: 1024, GPUs: 2, Shard: "tp"}
 	one, _ := timeFor(t, "llama-2-70b", "RTX4090", 1, fit.Job{Task: fit.TaskInference, Quant: "int4", SeqLen: 1024}, nil)
-	split, _ := timeFor(t, "llama-2-70b", "RTX4090", 2, job, func(m *TimeModel) { m.Pipeline = true })
+	layer := job
+	layer.Split = fit.SplitLayer // --split layer
+	split, tm := timeFor(t, "llama-2-70b", "RTX4090", 2, layer, nil)
+	if !tm.Pipeline {
+		t.Fatal("--split layer did not reach the time model")
+	}
 	if !near(split.TokensPerSec, one.TokensPerSec, 1e-9) {
 		t.Errorf("layer split on 2 GPUs %.2f tok/s; want the 1-GPU rate %.2f", split.TokensPerSec, one.TokensPerSec)
 	}
@@ -240,9 +245,70 @@ func TestFP8Training(t *testing.T) {
 		min, max float64
 	}{{"H100", 1.2, 1.5}, {"A100-80GB", 1, 1}} {
 		bf, _ := timeFor(t, "llama-2-7b", c.gpu, 8, job, nil)
-		f8, _ := timeFor(t, "llama-2-7b", c.gpu, 8, job, func(m *TimeModel) { m.FP8 = true })
+		fp8Job := job
+		fp8Job.Precision = "fp8-mixed" // --precision fp8-mixed
+		f8, _ := timeFor(t, "llama-2-7b", c.gpu, 8, fp8Job, nil)
 		if r := f8.TokensPerSec / bf.TokensPerSec; r < c.min-1e-9 || r > c.max+1e-9 {
 			t.Errorf("%s: fp8/bf16 = %.3f; want %.1f-%.1f", c.gpu, r, c.min, c.max)
+		}
+	}
+}
+
+// fp8 inference is timed by its bytes and the fp8 peak: decode (memory-bound) reads one
+// byte per linear weight instead of two on any GPU (vLLM's Marlin kernels read fp8
+// weights on Ampere too), prefill (compute-bound) runs its GEMMs at the fp8 peak only
+// where the GPU has fp8 tensor cores, and an fp8 KV cache halves the cache's bytes.
+func TestFP8InferenceTimedByBytes(t *testing.T) {
+	bf16 := fit.Job{Task: fit.TaskInference, SeqLen: 2048}
+	fp8 := bf16
+	fp8.Quant = "fp8"
+	for _, c := range []struct {
+		gpu        string
+		prefillMin float64 // fp8/bf16 prefill rate
+		prefillMax float64
+	}{{"H100", 1.2, 1.5}, {"A100-80GB", 1, 1.1}} { // A100: only the prefill's one read of the weights shrinks
+		b, bt := timeFor(t, "llama-3.1-8b", c.gpu, 1, bf16, nil)
+		f, ft := timeFor(t, "llama-3.1-8b", c.gpu, 1, fp8, nil)
+		if !ft.FP8 || ft.DenseWeightBytes >= 0.6*bt.DenseWeightBytes {
+			t.Errorf("%s: fp8 weights %.3g B (fp8 %v); want under 0.6x the bf16 %.3g B", c.gpu, ft.DenseWeightBytes, ft.FP8, bt.DenseWeightBytes)
+		}
+		if r := f.TokensPerSec / b.TokensPerSec; r < 1.5 || r > 2 {
+			t.Errorf("%s: fp8/bf16 decode = %.2f; want 1.5-2 (half the weight bytes per step)", c.gpu, r)
+		}
+		if r := f.PrefillTokensPerSec / b.PrefillTokensPerSec; r < c.prefillMin || r > c.prefillMax {
+			t.Errorf("%s: fp8/bf16 prefill = %.3f; want %.2f-%.2f", c.gpu, r, c.prefillMin, c.prefillMax)
+		}
+	}
+	kv := fp8
+	kv.KVCacheDtype = "fp8"
+	kv.Batch, kv.SeqLen = 64, 4096
+	_, tm := timeFor(t, "llama-3.1-8b", "H100", 1, kv, nil)
+	if tm.KVBytes != 1 {
+		t.Errorf("--kv-cache-dtype fp8: %v bytes per KV element; want 1", tm.KVBytes)
+	}
+}
+
+// A pre-quantized checkpoint is read at the bytes it stores: the time model's weights
+// per decode step are the memory model's weights less the embedding table (one row is
+// read per token), for fp8 blocks (Qwen3-32B-FP8) and MXFP4 experts (gpt-oss-120b).
+func TestCheckpointQuantTimedAsStored(t *testing.T) {
+	for _, name := range []string{"qwen3-32b-fp8", "gpt-oss-120b"} {
+		m, ok, err := model.CatalogModel(name)
+		if err != nil || !ok {
+			t.Fatalf("%s: %v", name, err)
+		}
+		res, err := fit.Estimate(m, fit.Job{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm := TimeModelFor(m, res)
+		read := tm.DenseWeightBytes + tm.RoutedWeightBytes
+		want := res.Breakdown.Weights*fit.GiB - float64(m.EmbedParams)*2
+		if m.HeadParams == 0 {
+			want += float64(m.EmbedParams) * 2 // a tied head reads the embedding as the LM head
+		}
+		if !near(read, want, 0.01) {
+			t.Errorf("%s: the time model reads %.4g B of weights; the memory model stores %.4g B (less the embedding)", name, read, want)
 		}
 	}
 }

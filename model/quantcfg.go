@@ -262,6 +262,24 @@ func (q *ckptQuant) WeightBytes(m *Model, store float64) float64 {
 	return plain*store + quant
 }
 
+// LinearBytes is the stored bytes of the model's linear modules, the routed MoE experts
+// or the others: quantized ones as the checkpoint stores them, the rest at store bytes
+// per weight (the time model reads them at these sizes).
+func (q *ckptQuant) LinearBytes(m *Model, routed bool, store float64) float64 {
+	var b float64
+	for _, mod := range m.Modules {
+		if mod.Routed != routed {
+			continue
+		}
+		if q.quantizes(mod) {
+			b += q.linearBytes(mod.In, mod.Out) * float64(mod.Count)
+		} else {
+			b += float64(mod.In*mod.Out*mod.Count) * store
+		}
+	}
+	return b
+}
+
 // bytesPerQuantized is the average stored bytes per quantized weight (for sharding
 // granularity and notes).
 func (q *ckptQuant) BytesPerQuantized(m *Model) float64 {

@@ -122,7 +122,7 @@ func newEvaluator(in *RecommendInput, job fit.Job, caps []*gpuCaps) *evaluator {
 	if res, err := fit.Estimate(in.Model, probe); err == nil {
 		e.needs = needsOf(res, in.Vendor)
 	}
-	e.tp = !job.IsTraining() && !in.Model.IsImageModel() && (job.Shard == "" || job.Shard == "tp")
+	e.tp = !job.IsTraining() && !in.Model.IsImageModel() && (job.Shard == "" || job.Shard == "tp") && job.Split != fit.SplitLayer
 	return e
 }
 

@@ -72,6 +72,7 @@ var askGroups = []fieldGroup{
 	}},
 	{Legend: "Inference and time", Fields: []field{
 		{Name: "engine", Label: "Inference engine", Kind: "select", Options: jobtime.Engines, Default: jobtime.DefaultEngine},
+		{Name: "split", Label: "Multi-GPU split", Kind: "select", Options: names(fit.Splits), Default: "tensor", Help: "layer: llama.cpp's default"},
 		{Name: "kv-cache-dtype", Label: "KV cache dtype", Kind: "select", Options: names(fit.KVCacheDtypes), Default: "auto"},
 		{Name: "prompt-tokens", Label: "Prompt tokens", Kind: "number", Step: "any", Help: "per request"},
 		{Name: "output-tokens", Label: "Output tokens", Kind: "number", Step: "any", Help: "per request"},

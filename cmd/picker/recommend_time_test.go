@@ -119,3 +119,48 @@ func TestAPIRecommendTimeParams(t *testing.T) {
 		t.Errorf("body lacks ttft_s: %.300s", body)
 	}
 }
+
+// firstTokensPerSec runs `picker recommend <args> -o json` on the embedded snapshot and
+// returns the first offer's tokens/s.
+func firstTokensPerSec(t *testing.T, db string, args ...string) float64 {
+	t.Helper()
+	r := runCLI(t, db, false, append(append([]string{"recommend"}, args...), "-o", "json")...)
+	if r.code != 0 {
+		t.Fatalf("picker recommend %s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	var out struct {
+		Offers []timedOffer `json:"offers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Offers) == 0 || out.Offers[0].TokensPerSec == nil {
+		t.Fatalf("picker recommend %s: no timed offer: %s", strings.Join(args, " "), r.stdout)
+	}
+	return *out.Offers[0].TokensPerSec
+}
+
+// TestRecommendFP8AndSplitTimedFromFlags: the time model's knobs are flags. --quant fp8
+// on an H100 decodes faster than the same job in bf16 (one byte per weight, fp8 GEMMs);
+// a pre-quantized fp8 checkpoint likewise; --split layer on two GPUs is slower than
+// tensor parallel (the GPUs take turns).
+func TestRecommendFP8AndSplitTimedFromFlags(t *testing.T) {
+	db := tempDB(t)
+	h100 := []string{"--gpu-model", "H100", "--gpus", "1"}
+	bf16 := firstTokensPerSec(t, db, append([]string{"--model", "llama-3.1-8b"}, h100...)...)
+	fp8 := firstTokensPerSec(t, db, append([]string{"--model", "llama-3.1-8b", "--quant", "fp8"}, h100...)...)
+	if fp8 < 1.5*bf16 {
+		t.Errorf("--quant fp8 on H100 decodes at %.1f tok/s, bf16 at %.1f; want fp8 at least 1.5x faster", fp8, bf16)
+	}
+	ckpt := firstTokensPerSec(t, db, append([]string{"--model", "qwen3-32b-fp8"}, h100...)...)
+	dense := firstTokensPerSec(t, db, append([]string{"--model", "qwen3-32b"}, h100...)...)
+	if ckpt < 1.5*dense {
+		t.Errorf("qwen3-32b-fp8 on H100 decodes at %.1f tok/s, qwen3-32b at %.1f; want the fp8 checkpoint at least 1.5x faster", ckpt, dense)
+	}
+	job := []string{"--model", "llama-2-70b", "--quant", "int4", "--engine", "llama.cpp", "--gpu-model", "RTX4090", "--gpus", "2"}
+	layer := firstTokensPerSec(t, db, append(job, "--split", "layer")...)
+	tensor := firstTokensPerSec(t, db, job...)
+	if layer >= 0.8*tensor {
+		t.Errorf("--split layer %.1f tok/s, tensor %.1f; want the layer split clearly slower", layer, tensor)
+	}
+}

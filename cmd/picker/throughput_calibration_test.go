@@ -1,0 +1,388 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The time calibration, through the product's own door: every row of
+// throughput_measured.csv (a copy of shared/calibration/throughput_measured.csv) becomes
+// the command shared/calibration/throughput_score.py runs,
+//
+//	picker recommend <job flags> --gpu-model M --gpus G --rank job --tokens 1e8 -o json
+//
+// run in process against a database seeded from the embedded snapshot, and the first
+// offer that carries the figure the row measures is the prediction. The row-to-flags
+// mapping below is the scorer's (build_flags, row_engine, prompt_output, fp8_kv), with one
+// addition the scorer predates: a layer-split inference row (shard "pipeline") passes
+// --split layer instead of being scored as tensor parallel. Each row's command is logged,
+// so a user can paste it and get the same number.
+
+// tputTokens is the scorer's job size (TOKENS).
+const tputTokens = "1e+08"
+
+type tputRow map[string]string
+
+// tputRe holds the scorer's patterns, compiled once.
+var tputRe = sync.OnceValue(func() map[string]*regexp.Regexp {
+	return map[string]*regexp.Regexp{
+		"params": regexp.MustCompile(`params=([0-9.]+(?:[eE][+-]?[0-9]+)?)`),
+		"inout":  regexp.MustCompile(`input\s+(\d+)\s*/\s*output\s+(\d+)`),
+		"pair":   regexp.MustCompile(`(?:^|[^\w.])(\d{2,6})\s*/\s*(\d{2,6})(?:[^\w.]|$)`),
+		"input":  regexp.MustCompile(`\binput\s+(\d+)\b`),
+		"pp":     regexp.MustCompile(`prompt processing\s+(\d+)\s+tokens`),
+		"pp2":    regexp.MustCompile(`\bpp\s*(\d+)\b`),
+		"tg":     regexp.MustCompile(`\btg\s*(\d+)\b`),
+		"tg2":    regexp.MustCompile(`generate\s+(\d+)\s+tokens\s+from\s+an\s+empty`),
+		"out":    regexp.MustCompile(`(?:^|\s)-n\s+(\d+)\b`),
+		"prompt": regexp.MustCompile(`~\s*(\d+)-token prompt`),
+		"fp8kv":  regexp.MustCompile(`fp8 kv`),
+	}
+})
+
+// rowEngine is the scorer's row_engine: the --engine named by the row's source or note.
+func rowEngine(r tputRow) string {
+	text := strings.ToLower(r["source"] + " " + r["note"])
+	switch {
+	case strings.Contains(text, "llama.cpp") || strings.Contains(text, "llama-bench"):
+		return "llama.cpp"
+	case strings.Contains(text, "tensorrt-llm") || strings.Contains(text, "tensorrt_llm"):
+		return "trt-llm"
+	case strings.Contains(text, "vllm"):
+		return "vllm"
+	}
+	for _, w := range []string{"litgpt", "lit-gpt", "transformers", "hugging face", "eager pytorch"} {
+		if strings.Contains(text, w) {
+			return "hf"
+		}
+	}
+	return ""
+}
+
+func atofp(s string) *float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil
+	}
+	return &v
+}
+
+// promptOutput is the scorer's prompt_output: the prompt and output tokens the row's note
+// states, each nil when not stated.
+func promptOutput(r tputRow) (p, o *float64) {
+	re := tputRe()
+	low := strings.ToLower(r["note"])
+	if m := re["inout"].FindStringSubmatch(low); m != nil {
+		return atofp(m[1]), atofp(m[2])
+	}
+	if m := re["pair"].FindStringSubmatch(low); m != nil {
+		return atofp(m[1]), atofp(m[2])
+	}
+	if m := re["input"].FindStringSubmatch(low); m != nil {
+		return atofp(m[1]), nil
+	}
+	zero := 0.0
+	if m := re["pp"].FindStringSubmatch(low); m != nil {
+		return atofp(m[1]), &zero
+	}
+	if m := re["pp2"].FindStringSubmatch(low); m != nil {
+		return atofp(m[1]), &zero
+	}
+	if m := re["tg"].FindStringSubmatch(low); m != nil {
+		return &zero, atofp(m[1])
+	}
+	if m := re["tg2"].FindStringSubmatch(low); m != nil {
+		return &zero, atofp(m[1])
+	}
+	out, pr := re["out"].FindStringSubmatch(low), re["prompt"].FindStringSubmatch(low)
+	if out != nil || pr != nil {
+		if pr != nil {
+			p = atofp(pr[1])
+		}
+		if out != nil {
+			o = atofp(out[1])
+		}
+		return p, o
+	}
+	if strings.Contains(low, "llama-bench") && r["metric"] == "decode_tokens_per_s" && r["seq_len"] != "" {
+		return &zero, atofp(r["seq_len"])
+	}
+	return nil, nil
+}
+
+func orDefault(v, def string) string {
+	if strings.TrimSpace(v) == "" {
+		return def
+	}
+	return strings.TrimSpace(v)
+}
+
+// batchNeutral is the scorer's batch_neutral: one GPU, no offload, no quantized weights,
+// so the time per token cannot depend on the micro-batch.
+func batchNeutral(r tputRow, gpus int) bool {
+	return gpus == 1 && strings.ToLower(orDefault(r["offload"], "none")) == "none" && r["task"] != "qlora" &&
+		strings.ToLower(orDefault(r["quant"], "none")) == "none"
+}
+
+func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// tputFlags is the scorer's build_flags: relax 0 exact, 1 no headroom, 2 also micro-batch 1.
+func tputFlags(r tputRow, train bool, gpus, relax int) []string {
+	var f []string
+	if m := tputRe()["params"].FindStringSubmatch(r["note"]); m != nil {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		f = append(f, "--params", strconv.FormatInt(int64(math.Round(v)), 10))
+	} else {
+		f = append(f, "--model", r["model"])
+	}
+	f = append(f, "--task", r["task"])
+	prec := r["precision"]
+	if prec == "fp8" && train {
+		prec = "fp8-mixed" // fp8 matmuls (Transformer Engine / torchao float8)
+	}
+	if prec != "" {
+		f = append(f, "--precision", prec)
+	}
+	quant := strings.ToLower(orDefault(r["quant"], "none"))
+	if r["task"] == "qlora" {
+		quant = "nf4"
+	}
+	if quant != "none" {
+		f = append(f, "--quant", quant)
+	}
+	if !train && tputRe()["fp8kv"].MatchString(strings.ToLower(r["note"])) {
+		f = append(f, "--kv-cache-dtype", "fp8")
+	}
+	if (r["task"] == "lora" || r["task"] == "qlora") && r["lora_r"] != "" {
+		f = append(f, "--lora-r", r["lora_r"])
+	}
+	switch strings.ToLower(r["grad_ckpt"]) {
+	case "true":
+		f = append(f, "--grad-ckpt")
+	case "false":
+		if train {
+			f = append(f, "--grad-ckpt=false") // explicit: the hf default turns it on for QLoRA
+		}
+	}
+	batch, seq := orDefault(r["batch"], "1"), orDefault(r["seq_len"], "2048")
+	shard, offload := strings.ToLower(orDefault(r["shard"], "none")), strings.ToLower(orDefault(r["offload"], "none"))
+	if shard == "hsdp" {
+		shard = "fsdp"
+	}
+	if train {
+		if shard == "tp" || shard == "pipeline" {
+			shard = "fsdp"
+		}
+		if relax >= 2 && batchNeutral(r, gpus) {
+			batch = "1"
+		}
+		if shard != "none" {
+			f = append(f, "--shard", shard)
+		}
+	} else {
+		if gpus > 1 {
+			f = append(f, "--shard", "tp")
+			if shard == "pipeline" {
+				f = append(f, "--split", "layer")
+			}
+		}
+		if e := rowEngine(r); e != "" {
+			f = append(f, "--engine", e)
+		}
+		p, o := promptOutput(r)
+		if r["metric"] == "prefill_tokens_per_s" {
+			if p == nil {
+				p = atofp(seq) // a prefill row's seq_len is its prompt
+			}
+			if o == nil {
+				zero := 0.0
+				o = &zero
+			}
+		}
+		if p != nil {
+			f = append(f, "--prompt-tokens", fmtG(*p))
+		}
+		if o != nil {
+			f = append(f, "--output-tokens", fmtG(*o))
+		}
+	}
+	if offload != "none" {
+		f = append(f, "--offload", offload)
+	}
+	b, _ := strconv.ParseFloat(batch, 64)
+	s, _ := strconv.ParseFloat(seq, 64)
+	f = append(f, "--batch", strconv.Itoa(int(b)), "--seq-len", strconv.Itoa(int(s)))
+	if relax >= 1 {
+		f = append(f, "--headroom", "0")
+	}
+	return append(f, "--gpu-model", r["gpu_model"], "--gpus", strconv.Itoa(gpus), "--rank", "job", "--tokens", tputTokens, "-o", "json")
+}
+
+// tputOffer is the part of a recommended offer the scorer reads.
+type tputOffer struct {
+	GPUsUsed     int      `json:"gpus_used"`
+	Nodes        int      `json:"nodes"`
+	TokensPerSec *float64 `json:"tokens_per_s"`
+	TTFT         *float64 `json:"ttft_s"`
+	EstHours     *float64 `json:"est_hours"`
+}
+
+// tputPredict runs a row's commands as the scorer's score_case does and returns the
+// predicted tokens/s per GPU, the command that gave it, and why there is none.
+func tputPredict(t *testing.T, db string, r tputRow) (float64, string, string) {
+	t.Helper()
+	train := r["task"] == "full-ft" || r["task"] == "lora" || r["task"] == "qlora"
+	gpus, err := strconv.Atoi(r["gpus"])
+	if err != nil {
+		t.Fatalf("%s: gpus %q", r["id"], r["gpus"])
+	}
+	relaxes := []int{0, 1}
+	if b, _ := strconv.Atoi(orDefault(r["batch"], "1")); train && batchNeutral(r, gpus) && b > 1 {
+		relaxes = append(relaxes, 2)
+	}
+	ttft := r["metric"] == "prefill_tokens_per_s"
+	last := ""
+	for _, relax := range relaxes {
+		args := tputFlags(r, train, gpus, relax)
+		res := runCLI(t, db, false, append([]string{"recommend"}, args...)...)
+		cmd := "picker recommend " + strings.Join(args, " ")
+		if res.code == 2 {
+			return 0, cmd, "usage error: " + strings.TrimSpace(res.stderr)
+		}
+		var out struct {
+			Offers      []tputOffer `json:"offers"`
+			NearestMiss string      `json:"nearest_miss"`
+		}
+		if strings.TrimSpace(res.stdout) != "" {
+			if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
+				t.Fatalf("%s: %v: %s", cmd, err, res.stdout)
+			}
+		}
+		for _, o := range out.Offers {
+			used := float64(max(o.GPUsUsed, 1) * max(o.Nodes, 1))
+			if o.GPUsUsed == 0 {
+				used = float64(gpus * max(o.Nodes, 1))
+			}
+			switch {
+			case ttft && o.TTFT != nil && *o.TTFT > 0:
+				p, _ := promptOutput(r)
+				prompt := 0.0
+				if p != nil {
+					prompt = *p
+				} else if v := atofp(r["seq_len"]); v != nil {
+					prompt = *v
+				}
+				batch, _ := strconv.ParseFloat(orDefault(r["batch"], "1"), 64)
+				return batch * prompt / *o.TTFT / used, cmd, ""
+			case !ttft && o.TokensPerSec != nil && *o.TokensPerSec > 0:
+				return *o.TokensPerSec / used, cmd, ""
+			case !ttft && o.EstHours != nil && *o.EstHours > 0:
+				return 1e8 / (*o.EstHours * 3600) / float64(gpus), cmd, ""
+			}
+		}
+		last = "no offer carries the figure"
+		if out.NearestMiss != "" {
+			last = "no offer fits: " + out.NearestMiss
+		}
+	}
+	return 0, "", last
+}
+
+// tputStats is throughput_score.py's summary: rows within ±tol and the median error
+// factor exp(median |ln(pred/meas)|); a row picker cannot time counts as a miss.
+type tputStats struct {
+	n, within int
+	factors   []float64
+}
+
+func (s *tputStats) add(pred, meas float64) {
+	s.n++
+	if pred <= 0 {
+		return
+	}
+	if math.Abs(pred/meas-1) <= 0.25 {
+		s.within++
+	}
+	s.factors = append(s.factors, math.Exp(math.Abs(math.Log(pred/meas))))
+}
+
+func (s *tputStats) median() float64 {
+	if len(s.factors) == 0 {
+		return math.NaN()
+	}
+	f := append([]float64(nil), s.factors...)
+	sort.Float64s(f)
+	if len(f)%2 == 1 {
+		return f[len(f)/2]
+	}
+	return (f[len(f)/2-1] + f[len(f)/2]) / 2 // statistics.median
+}
+
+func (s *tputStats) String() string {
+	return fmt.Sprintf("n=%2d within ±25%%: %2d (%.0f%%)  median error factor %.2fx", s.n, s.within, 100*float64(s.within)/float64(max(s.n, 1)), s.median())
+}
+
+// TestThroughputCalibration scores the time model on the published measurements through
+// `picker recommend` and gates it: at least 70 % of all rows within ±25 % and a median
+// error factor of at most 1.25 (issue 15), training and decode each reported.
+func TestThroughputCalibration(t *testing.T) {
+	col, rows := readCSV(t, filepath.Join(calibrationDir, "throughput_measured.csv"))
+	if len(rows) < 50 {
+		t.Fatalf("%d rows; want the 55 published rows", len(rows))
+	}
+	db := tempDB(t)
+	all := &tputStats{}
+	byKind := map[string]*tputStats{}
+	for _, row := range rows {
+		r := tputRow{}
+		for k, i := range col {
+			r[k] = strings.TrimSpace(row[i])
+		}
+		meas, err := strconv.ParseFloat(r["tokens_per_s_per_gpu"], 64)
+		if err != nil || meas <= 0 {
+			t.Fatalf("%s: tokens_per_s_per_gpu %q", r["id"], r["tokens_per_s_per_gpu"])
+		}
+		pred, cmd, why := tputPredict(t, db, r)
+		kind := "training"
+		if r["task"] == "inference" {
+			kind = "inference-" + strings.TrimSuffix(r["metric"], "_tokens_per_s")
+		}
+		all.add(pred, meas)
+		if byKind[kind] == nil {
+			byKind[kind] = &tputStats{}
+		}
+		byKind[kind].add(pred, meas)
+		if why != "" {
+			t.Logf("%-26s %-18s %-12s %2s  measured %9.1f  NOT EXPRESSIBLE: %s", r["id"], kind, r["gpu_model"], r["gpus"], meas, why)
+			continue
+		}
+		mark := ""
+		if math.Abs(pred/meas-1) > 0.25 {
+			mark = "MISS"
+		}
+		t.Logf("%-26s %-18s %-12s %2s  measured %9.1f  model %9.1f  x%.2f %s\n\t%s", r["id"], kind, r["gpu_model"], r["gpus"], meas, pred, pred/meas, mark, cmd)
+	}
+	kinds := make([]string, 0, len(byKind))
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		t.Logf("%-18s %s", k, byKind[k])
+	}
+	t.Logf("%-18s %s", "all", all)
+	if frac := float64(all.within) / float64(all.n); frac < 0.70 {
+		t.Errorf("%d/%d = %.0f%% of rows within ±25%%; want >= 70%%", all.within, all.n, 100*frac)
+	}
+	if med := all.median(); med > 1.25 {
+		t.Errorf("median error factor %.2f; want <= 1.25", med)
+	}
+}
