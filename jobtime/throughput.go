@@ -33,17 +33,25 @@ const (
 	// Achievable share of the dense tensor peak for the GEMMs of dense transformer
 	// training, per GPU generation (archEfficiency picks one):
 	//
-	// effAmpere: llm-foundry's A100 benchmark table reports 50-64 % MFU for MPT
-	// 1B-70B (github.com/mosaicml/llm-foundry scripts/train/benchmarking/README.md) and
-	// FlashAttention-2 reaches 225 TFLOPs/s = 72 % end to end on GPT-style models (Dao
-	// 2023, arXiv:2307.08691 section 4.3); 0.60 is the middle. Ada Lovelace has the same
-	// per-SM tensor-core design; no independent end-to-end figure, so the same.
-	effAmpere = 0.60
-	// effHopper: llm-foundry's H100 table 37-46 % MFU; Llama 3 pre-training 38-43 % BF16
-	// MFU on H100 (Dubey et al. 2024, arXiv:2407.21783 Table 4). Hopper's peak grew 3x
-	// over A100 while software kept less of it. Blackwell: no public end-to-end MFU yet,
-	// so Hopper's.
-	effHopper = 0.45
+	// None of these comes from a source the calibration rows are taken from (llm-foundry,
+	// the FlashAttention repository, Lambda's benchmarks, torchtune, llama.cpp tables):
+	// those rows score the model, they do not set it.
+	//
+	// effAmpere: published A100 training runs sustain 44-52 % of the bf16 peak in
+	// Megatron-LM (Narayanan et al. 2021, arXiv:2104.04473 Table 1: 137-163 TFLOPs/s per
+	// GPU, 1.7B-1T parameters), 54 % for the 530B model with selective recomputation
+	// (Korthikanti et al. 2022, arXiv:2205.05198 Table 5), 50 % for BLOOM-176B (156
+	// TFLOPs/s; BigScience, "The Technology Behind BLOOM Training", 2022) and 47 % for
+	// OPT-175B (147 TFLOPs/s; Zhang et al. 2022, arXiv:2205.01068 section 2.4): 0.50 is
+	// the middle. Ada Lovelace has the same per-SM tensor-core design; no independent
+	// end-to-end figure, so the same.
+	effAmpere = 0.50
+	// effHopper: Llama 3 pre-training 38-43 % BF16 MFU on H100 (Dubey et al. 2024,
+	// arXiv:2407.21783 Table 4) and Megatron-Core's up to 47 % on H100 clusters
+	// (NVIDIA Megatron-LM README, performance section): 0.43 is the middle. Hopper's
+	// peak grew 3x over A100 while software kept less of it. Blackwell: no public
+	// end-to-end MFU yet, so Hopper's.
+	effHopper = 0.43
 	// effVolta: Megatron-LM's single-V100 baseline sustains 39 TFLOPs/s = 30 % of the
 	// 125 TFLOPS peak (Shoeybi et al. 2019, arXiv:1909.08053 section 5.1). Also used for
 	// Turing, pre-tensor-core GPUs (their FP32 figure) and AMD CDNA, whose training
@@ -118,13 +126,14 @@ const (
 	// johnmusgrave.com, vLLM 0.23). TensorRT-LLM uses the same fused GEMV + CUDA-graph
 	// design; no independent single-stream figure was found, so vLLM's.
 	decodeEffVLLM = 0.77
-	// llama.cpp (CUDA, 2023-24): 75-87 % of the roof on GDDR cards (3090, 4090, A6000,
-	// RTX 4000/6000 Ada) but 46-66 % on HBM cards (A100, H100 PCIe) in the llama.cpp
-	// tables of github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference; its GEMV kernels
-	// do not keep enough bytes in flight for HBM's latency-bandwidth product (Little's
-	// law; Volkov 2016, "Understanding Latency Hiding on GPUs", UC Berkeley thesis).
-	decodeEffLlamaCppGDDR = 0.80
-	decodeEffLlamaCppHBM  = 0.55
+	// llama.cpp (CUDA): llama-bench tg128 of LLaMA-7B F16 (13.5 GB read per token) in
+	// llama.cpp's own pull requests: 61.0 tok/s on an RTX 4090 = 82 % of its 1008 GB/s
+	// roof (ggml-org/llama.cpp#4766, Jan 2024), 45.2 tok/s on an RTX A6000 = 79 % of 768
+	// GB/s (ggml-org/llama.cpp#3816, Oct 2023): 0.80. Whether its GEMV kernels keep
+	// enough bytes in flight for HBM's latency-bandwidth product (Little's law) has no
+	// published single-GPU figure outside the calibration rows' own source, so HBM cards
+	// get the same share.
+	decodeEffLlamaCpp = 0.80
 	// hfLayerDispatchSec: Hugging Face generate() runs eager PyTorch, bound by Python
 	// dispatch: gpt-fast's eager baseline decodes Llama-2-7B at 25.5 tok/s on an A100
 	// (PyTorch blog "Accelerating Generative AI with PyTorch II: GPT, Fast", Nov 2023),
@@ -216,12 +225,9 @@ func archEfficiency(arch string) float64 {
 }
 
 // decodeBWEfficiency is the engine's share of the bandwidth roof.
-func decodeBWEfficiency(engine string, hbm bool) float64 {
+func decodeBWEfficiency(engine string) float64 {
 	if engine == EngineLlamaCpp {
-		if hbm {
-			return decodeEffLlamaCppHBM
-		}
-		return decodeEffLlamaCppGDDR
+		return decodeEffLlamaCpp
 	}
 	return decodeEffVLLM
 }
@@ -398,7 +404,7 @@ func (m *TimeModel) infer(g *TimeGPU) Timing {
 		engine = DefaultEngine
 	}
 	eff := m.efficiency(g)
-	bw := bwPeak * decodeBWEfficiency(engine, g.HBM)
+	bw := bwPeak * decodeBWEfficiency(engine)
 	L, d := m.Layers, m.Hidden
 	b := math.Max(m.Batch, 1)
 	prompt := m.PromptTokens

@@ -2,12 +2,12 @@
 """Measure real peak GPU memory for calibration cases (picker's vram_cases.csv format).
 
 usage:
-  measure_vram.py --cases tools/gpu_cases.csv --out fit/testdata/measured_gpu.csv
-                  [--configs-dir fit/catalog] [--timeout 120] [--budget 450] [--only ID,...]
+  measure_vram.py --cases tools/gpu_cases.csv --out cmd/picker/testdata/calibration/measured_gpu.csv
+                  [--configs-dir model/catalog] [--timeout 120] [--budget 450] [--only ID,...]
 
 Each case runs in a forked child process (so one case's allocator cache, CUDA context or
 OOM cannot leak into the next). The model is built from the config.json that picker embeds
-(fit/catalog/configs/, looked up by catalog name or Hub id in fit/catalog/models.json) with
+(model/catalog/configs/, looked up by catalog name or Hub id in model/catalog/models.json) with
 random weights: nothing is downloaded, so the GPU machine needs no network. A case runs a
 short job (two optimizer steps for training, a prefill plus a few decode steps for
 inference) and reports
@@ -120,8 +120,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--configs-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fit", "catalog"),
-                    help="folder with models.json and configs/ (default: the repository's fit/catalog)")
+    ap.add_argument("--configs-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model", "catalog"),
+                    help="folder with models.json and configs/ (default: the repository's model/catalog)")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per case")
     ap.add_argument("--budget", type=int, default=450, help="stop starting new cases after this many seconds")
     ap.add_argument("--only", default="", help="comma list of case ids")
@@ -152,7 +152,7 @@ def main(argv=None):
         if time.time() - start > a.budget:
             row.update(status="skipped: run budget spent")
         elif entry is None:
-            row.update(status="skipped: model not in fit/catalog")
+            row.update(status="skipped: model not in model/catalog")
         elif "pipeline" in entry:
             row.update(status="skipped: image pipelines are not measured by this harness")
         elif int(c.get("gpus") or 1) > 1:
