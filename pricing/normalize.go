@@ -32,7 +32,7 @@ var baseAliases = map[string]func(h hints) string{
 	"b300":       fixed("B300"),
 	"gb200":      fixed("GB200"),
 	"gb300":      fixed("GB300"),
-	"a100":       byMem(60, "A100", "A100-80GB"), // 40 GB part unless the name or memory says 80 GB
+	"a100":       a100, // 40 GB part unless the name or memory says 80 GB; PCIe when the name says so
 	"a800":       fixed("A800"),
 	"a10":        fixed("A10"),
 	"a10g":       fixed("A10G"),
@@ -103,6 +103,18 @@ func h100(h hints) string {
 	return "H100"
 }
 
+func a100(h hints) string {
+	switch big := h.memGiB >= 60; {
+	case h.pcie && big:
+		return "A100-80GB-PCIE"
+	case h.pcie:
+		return "A100-PCIE"
+	case big:
+		return "A100-80GB"
+	}
+	return "A100"
+}
+
 func rtx6000(h hints) string {
 	switch {
 	case h.memGiB >= 90:
@@ -164,7 +176,7 @@ func NormalizeGPU(name string, memGiB float64) (string, bool) {
 	words := strings.Fields(nonAlnumRe().ReplaceAllString(s, " "))
 	words = slices.DeleteFunc(words, func(w string) bool { return slices.Contains(noiseWords, w) })
 	key := strings.Join(words, "")
-	// Form factor is part of the identity only for H100; try the precise key first.
+	// Form factor is part of the identity only for H100 and A100; try the precise key first.
 	for _, k := range []string{key + formSuffix(h), key} {
 		if f, ok := baseAliases[k]; ok {
 			return f(h), true

@@ -38,6 +38,8 @@ func TestNormalizeGPU(t *testing.T) {
 		// Other collectors' spellings named in the snapshot README.
 		{"H100-SXM", 0, "H100"}, {"h100_pcie", 0, "H100-PCIE"}, {"H100_PCIE", 0, "H100-PCIE"},
 		{"H100-80G-PCIe-NVLink", 0, "H100-PCIE"}, {"A100-80GB-SXM", 0, "A100-80GB"}, {"RTXA6000", 0, "A6000"},
+		{"NVIDIA A100 80GB PCIe", 0, "A100-80GB-PCIE"}, {"A100 (40 GB PCIe)", 0, "A100-PCIE"}, {"A100 PCIe", 80, "A100-80GB-PCIE"},
+		{"A100-PCIE", 0, "A100-PCIE"}, {"A100-SXM4-40GB", 0, "A100"},
 		{"RTX-A6000", 0, "A6000"}, {"RTX-A4000", 0, "RTXA4000"}, {"rtx-pro-server-6000", 0, "RTXPRO6000"},
 		{"rtx6000", 96, "RTXPRO6000"}, {"h100-80gb-mega", 0, "H100"},
 	}
@@ -76,8 +78,16 @@ func trimmed(s string) string {
 
 func TestGPUCatalog(t *testing.T) {
 	gpus := GPUs()
-	if len(gpus) != 42 {
-		t.Fatalf("catalog has %d GPUs; want 42", len(gpus))
+	if len(gpus) != 44 {
+		t.Fatalf("catalog has %d GPUs; want 44", len(gpus))
+	}
+	// The PCIe A100s are parts of their own: lower bandwidth (80 GB), no NVLink.
+	for sxm, pcie := range map[string]string{"A100": "A100-PCIE", "A100-80GB": "A100-80GB-PCIE"} {
+		s, _ := LookupGPU(sxm)
+		p, ok := LookupGPU(pcie)
+		if !ok || p.MemGB != s.MemGB || p.GPULinkGBs == nil || *p.GPULinkGBs != 0 || *p.HalfTFLOPS() != *s.HalfTFLOPS() {
+			t.Errorf("%s = %+v; want %s's memory and peak without NVLink", pcie, p, sxm)
+		}
 	}
 	t4, ok := LookupGPU("t4")
 	if !ok || t4.SupportsBF16 || t4.FlashAttention() || t4.MemGB != 16 {
