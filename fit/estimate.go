@@ -120,7 +120,7 @@ type resolved struct {
 	warns []string
 }
 
-// invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
+// Invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
 func Invalid(param, format string, args ...any) error {
 	return pricing.ParamErrorf(pricing.Invalid, param, format, args...)
 }

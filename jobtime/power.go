@@ -115,7 +115,7 @@ func lookupGPUPower(model string) (gpuPower, bool) {
 	return p, ok
 }
 
-// powerCapTFLOPS is the dense 16-bit tensor TFLOPS the board's power limit sustains
+// PowerCapTFLOPS is the dense 16-bit tensor TFLOPS the board's power limit sustains
 // (0 = no cap known). pcie selects the PCIe variant's TDP where the catalog names an
 // SXM part (an instance whose GPUs are the PCIe cards, InstanceGPULink).
 func PowerCapTFLOPS(spec pricing.GPU, pcie bool) float64 {
@@ -134,7 +134,7 @@ func PowerCapTFLOPS(spec pricing.GPU, pcie bool) float64 {
 	return w / ref.wattsPerTF
 }
 
-// applyPowerCap lowers g's tensor peaks to what cap TFLOPS of power sustains; the fp8
+// ApplyPowerCap lowers g's tensor peaks to what cap TFLOPS of power sustains; the fp8
 // peak scales with the 16-bit one (the same clock drives both).
 func ApplyPowerCap(g *TimeGPU, cap float64) {
 	if cap <= 0 || g.PeakTFLOPS <= cap {

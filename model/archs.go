@@ -151,7 +151,7 @@ func buildPhi(c *hfConfig, m *Model) error {
 	b.finish()
 	m.Dec = Stack{
 		Layers: L, QDim: nh * hd, KVDim: kv * hd, Heads: nh, SoftmaxFP32: true, Hidden: h,
-		Entries: []actEntry{
+		Entries: []ActEntry{
 			{Elems: h}, // LayerNorm input
 			{Elems: h, Mods: []string{"q_proj", "k_proj", "v_proj", "fc1"}},
 			{Elems: nh * hd, Mods: []string{"dense"}},
@@ -227,7 +227,7 @@ func buildFalcon(c *hfConfig, m *Model) error {
 	if lns == 1 { // one LayerNorm feeds both attention and MLP
 		qkvMods = append(qkvMods, "dense_h_to_4h")
 	}
-	entries := []actEntry{
+	entries := []ActEntry{
 		{Elems: lns * h}, // LayerNorm inputs
 		{Elems: h, Mods: qkvMods},
 		{Elems: h, Mods: []string{"dense"}},
@@ -235,7 +235,7 @@ func buildFalcon(c *hfConfig, m *Model) error {
 		{Elems: ffn, Mods: []string{"dense_4h_to_h"}},
 	}
 	if lns > 1 {
-		entries = append(entries, actEntry{Elems: h, Mods: []string{"dense_h_to_4h"}})
+		entries = append(entries, ActEntry{Elems: h, Mods: []string{"dense_h_to_4h"}})
 	}
 	m.Dec = Stack{Layers: L, QDim: nh * hd, KVDim: kv * hd, Heads: nh, SoftmaxFP32: false, Hidden: h,
 		Entries: entries, LayerParams: (m.LinearParams + m.OtherParams) / L}
@@ -294,7 +294,7 @@ func buildGPT2(c *hfConfig, m *Model) error {
 	b.linear("c_proj", I, h, L, true)
 	b.other(L*4*h + 2*h) // ln_1, ln_2 (weight+bias) + ln_f
 	b.finish()
-	entries := []actEntry{
+	entries := []ActEntry{
 		{Elems: 2 * h}, // ln_1 and ln_2 inputs
 		{Elems: h, Mods: []string{"c_attn"}},
 		{Elems: h, Mods: []string{"c_proj"}},
@@ -303,7 +303,7 @@ func buildGPT2(c *hfConfig, m *Model) error {
 		{Elems: I, Mods: []string{"c_proj"}},
 	}
 	if resid > 0 {
-		entries = append(entries, actEntry{Elems: 2 * h, Mask: true})
+		entries = append(entries, ActEntry{Elems: 2 * h, Mask: true})
 	}
 	m.Dec = Stack{Layers: L, QDim: h, KVDim: kv * hd, Heads: nh, AttnDropout: attnDrop > 0, Hidden: h,
 		Entries: entries, LayerParams: (m.LinearParams + m.OtherParams) / L}
@@ -341,7 +341,7 @@ func buildNeoX(c *hfConfig, m *Model) error {
 	b.other(L*4*h + 2*h)
 	b.finish()
 	m.Dec = Stack{Layers: L, QDim: h, KVDim: h, Heads: nh, SoftmaxFP32: true, Hidden: h,
-		Entries: []actEntry{
+		Entries: []ActEntry{
 			{Elems: 2 * h}, // two LayerNorm inputs (parallel residual still normalises twice)
 			{Elems: h, Mods: []string{"query_key_value"}},
 			{Elems: h, Mods: []string{"dense"}},
@@ -379,7 +379,7 @@ func buildBloom(c *hfConfig, m *Model) error {
 	b.linear("dense_4h_to_h", 4*h, h, L, true)
 	b.other(L*4*h + 2*h)
 	b.finish()
-	entries := []actEntry{
+	entries := []ActEntry{
 		{Elems: 2 * h},
 		{Elems: h, Mods: []string{"query_key_value"}},
 		{Elems: h, Mods: []string{"dense"}},
@@ -390,7 +390,7 @@ func buildBloom(c *hfConfig, m *Model) error {
 		{Elems: 4 * h, Mods: []string{"dense_4h_to_h"}},
 	}
 	if hdrop > 0 {
-		entries = append(entries, actEntry{Elems: 2 * h, Mask: true})
+		entries = append(entries, ActEntry{Elems: 2 * h, Mask: true})
 	}
 	// BLOOM's eager attention adds the ALiBi bias with baddbmm and softmaxes in fp32
 	// (attention_softmax_in_fp32).
@@ -443,7 +443,7 @@ func buildOPT(c *hfConfig, m *Model) error {
 		b.other(2 * h)
 	}
 	b.finish()
-	entries := []actEntry{
+	entries := []ActEntry{
 		{Elems: 2 * h},
 		{Elems: h, Mods: []string{"q_proj", "k_proj", "v_proj"}},
 		{Elems: h, Mods: []string{"out_proj"}},
@@ -451,7 +451,7 @@ func buildOPT(c *hfConfig, m *Model) error {
 		{Elems: F}, // ReLU keeps its output, which is also fc2's input
 	}
 	if drop > 0 {
-		entries = append(entries, actEntry{Elems: 2 * h, Mask: true})
+		entries = append(entries, ActEntry{Elems: 2 * h, Mask: true})
 	}
 	m.Dec = Stack{Layers: L, QDim: h, KVDim: h, Heads: nh, SoftmaxFP32: true, Hidden: h,
 		Entries: entries, LayerParams: (m.LinearParams + m.OtherParams) / L}
@@ -502,16 +502,16 @@ func buildT5(c *hfConfig, m *Model) error {
 	b.other(2*buckets*nh + 2*Le*d + 3*Ld*d + 2*d)
 	b.finish()
 	wi := []string{"wi", "wi_0", "wi_1"}
-	ff := []actEntry{{Elems: d, FP32: true}, {Elems: d, Mods: wi}, {Elems: dff}, {Elems: dff, Mods: []string{"wo"}}}
+	ff := []ActEntry{{Elems: d, FP32: true}, {Elems: d, Mods: wi}, {Elems: dff}, {Elems: dff, Mods: []string{"wo"}}}
 	if gated {
-		ff = append(ff, actEntry{Elems: 2 * dff}) // gelu_new(wi_0) and wi_1 kept by the product
+		ff = append(ff, ActEntry{Elems: 2 * dff}) // gelu_new(wi_0) and wi_1 kept by the product
 	}
-	attn := []actEntry{{Elems: d, FP32: true}, {Elems: d, Mods: []string{"q", "k", "v"}}, {Elems: inner, Mods: []string{"o"}}}
-	encE := append(append([]actEntry{}, attn...), ff...)
-	decE := append(append(append([]actEntry{}, attn...), attn...), ff...)
+	attn := []ActEntry{{Elems: d, FP32: true}, {Elems: d, Mods: []string{"q", "k", "v"}}, {Elems: inner, Mods: []string{"o"}}}
+	encE := append(append([]ActEntry{}, attn...), ff...)
+	decE := append(append(append([]ActEntry{}, attn...), attn...), ff...)
 	if drop > 0 {
-		encE = append(encE, actEntry{Elems: 2 * d, Mask: true})
-		decE = append(decE, actEntry{Elems: 3 * d, Mask: true})
+		encE = append(encE, ActEntry{Elems: 2 * d, Mask: true})
+		decE = append(decE, ActEntry{Elems: 3 * d, Mask: true})
 	}
 	lp := (m.LinearParams + m.OtherParams) / (Le + Ld)
 	m.Enc = &Stack{Layers: Le, QDim: inner, KVDim: inner, Heads: nh, SoftmaxFP32: true, AttnDropout: drop > 0, Hidden: d, Entries: encE, LayerParams: lp}
@@ -555,7 +555,7 @@ func buildBERT(c *hfConfig, m *Model) error {
 	b.other(L * 4 * h)
 	b.linear("dense", h, h, 1, true) // pooler (BertModel includes it)
 	b.finish()
-	entries := []actEntry{
+	entries := []ActEntry{
 		{Elems: 2 * h}, // post-LN: both LayerNorm inputs
 		{Elems: h, Mods: []string{"query", "key", "value"}},
 		{Elems: h, Mods: []string{"dense"}}, // attention context, input of attention.output.dense
@@ -564,7 +564,7 @@ func buildBERT(c *hfConfig, m *Model) error {
 		{Elems: I, Mods: []string{"dense"}},
 	}
 	if hdrop > 0 {
-		entries = append(entries, actEntry{Elems: 2 * h, Mask: true})
+		entries = append(entries, ActEntry{Elems: 2 * h, Mask: true})
 	}
 	m.Dec = Stack{Layers: L, QDim: h, KVDim: h, Heads: nh, AttnDropout: adrop > 0, Hidden: h,
 		Entries: entries, LayerParams: (m.LinearParams + m.OtherParams) / L}

@@ -26,7 +26,7 @@ type CatalogEntry struct {
 	Aliases  []string  `json:"aliases,omitempty"`
 	Config   string    `json:"config,omitempty"`
 	Note     string    `json:"note,omitempty"`
-	Pipeline *pipeline `json:"pipeline,omitempty"`
+	Pipeline *Pipeline `json:"pipeline,omitempty"`
 }
 
 type catalogIndex struct {
@@ -203,27 +203,27 @@ func levenshtein(a, b string) int {
 	return prev[len(rb)]
 }
 
-// pipeline describes a diffusion pipeline in catalog/models.json.
-type pipeline struct {
+// Pipeline describes a diffusion pipeline in catalog/models.json.
+type Pipeline struct {
 	DefaultResolution int         `json:"default_resolution"`
 	CFG               bool        `json:"classifier_free_guidance"` // guidance doubles the denoiser batch
 	TextTokens        int64       `json:"text_tokens"`
-	Denoiser          denoiserRef `json:"denoiser"`
-	Components        []component `json:"components"`
-	VAE               vaeSpec     `json:"vae"`
+	Denoiser          DenoiserRef `json:"denoiser"`
+	Components        []Component `json:"components"`
+	VAE               VAESpec     `json:"vae"`
 
 	// derived from the denoiser config
-	Attn []attnLevel
-	Dit  *ditSpec
+	Attn []AttnLevel
+	Dit  *DiTSpec
 }
 
-type denoiserRef struct {
+type DenoiserRef struct {
 	Type   string `json:"type"` // "unet" or "dit"
 	Config string `json:"config"`
 	Patch  int64  `json:"patch,omitempty"`
 }
 
-type component struct {
+type Component struct {
 	Name   string `json:"name"`
 	Role   string `json:"role"`
 	Params int64  `json:"params"`
@@ -233,7 +233,7 @@ type component struct {
 	Quantize       bool    `json:"quantize,omitempty"` // --quant applies to it (as in diffusers' quantization examples)
 }
 
-type vaeSpec struct {
+type VAESpec struct {
 	// DecodeChannels is the widest channel count the decoder runs at full output
 	// resolution (diffusers AutoencoderKL: the last up block upsamples 256 channels to the
 	// full size before narrowing to 128).
@@ -244,13 +244,13 @@ type vaeSpec struct {
 	UpcastFP16 bool `json:"upcast_fp16"`
 }
 
-type attnLevel struct {
+type AttnLevel struct {
 	Downscale int64 // latent pixels per token side
 	Heads     int64
 	Channels  int64
 }
 
-type ditSpec struct {
+type DiTSpec struct {
 	Heads, Dim, Patch int64
 }
 
@@ -276,7 +276,7 @@ func buildPipeline(e CatalogEntry) (*Model, error) {
 		if patch == 0 {
 			patch = 2
 		}
-		p.Dit = &ditSpec{Heads: heads, Dim: heads * hd, Patch: patch}
+		p.Dit = &DiTSpec{Heads: heads, Dim: heads * hd, Patch: patch}
 	default:
 		err = fmt.Errorf("unknown denoiser type %q", p.Denoiser.Type)
 	}
@@ -295,7 +295,7 @@ func buildPipeline(e CatalogEntry) (*Model, error) {
 // every CrossAttn block runs self-attention over the latent at its resolution. diffusers
 // reads attention_head_dim as the number of heads when num_attention_heads is null (a
 // known naming quirk kept for SD 1.x/SDXL configs).
-func unetAttention(c *hfConfig) ([]attnLevel, error) {
+func unetAttention(c *hfConfig) ([]AttnLevel, error) {
 	blocks, ok := c.m["down_block_types"].([]any)
 	if !ok {
 		return nil, fmt.Errorf("%s: missing down_block_types", c.src)
@@ -323,14 +323,14 @@ func unetAttention(c *hfConfig) ([]attnLevel, error) {
 		}
 		return 8
 	}
-	var out []attnLevel
+	var out []AttnLevel
 	for i, bt := range blocks {
 		s, _ := bt.(string)
 		if !strings.Contains(s, "CrossAttn") {
 			continue
 		}
 		ch, _ := chans[i].(json.Number).Int64()
-		out = append(out, attnLevel{Downscale: 1 << i, Heads: headsAt(i), Channels: ch})
+		out = append(out, AttnLevel{Downscale: 1 << i, Heads: headsAt(i), Channels: ch})
 	}
 	return out, nil
 }

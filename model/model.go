@@ -18,6 +18,11 @@ const (
 // Model is everything the estimator needs to know about a model, derived once from its
 // config.json (or the catalog) so that Estimate does arithmetic only. A *Model is
 // immutable after resolution and safe to share between goroutines.
+//
+// Its exported fields are the derived facts the memory model (fit), the time model
+// (jobtime) and the recommender read; they are set once by the builders here and never
+// written elsewhere. Construct a Model with ModelFromConfig, ModelFromParams or
+// CatalogModel, never as a literal.
 type Model struct {
 	Name         string // catalog short name, or the Hub id / file name when not in the catalog
 	HFID         string // Hugging Face id, "" when unknown
@@ -29,6 +34,7 @@ type Model struct {
 	// Estimate copies them into Result.Assumptions.
 	Notes []string
 
+	// ParamCount and ActiveCount back Params and ActiveParams.
 	ParamCount, ActiveCount int64
 
 	Hidden, Vocab, MaxPos int64
@@ -39,13 +45,13 @@ type Model struct {
 	// dtype) and for optimizers that treat matrices specially (Adafactor).
 	EmbedParams, HeadParams, LinearParams, OtherParams int64
 	LargestTensor                                      int64 // elements of the largest single tensor (load transient)
-	Modules                                            []module
+	Modules                                            []Module
 	defaultTargets                                     []string
 	KVPerToken                                         int64 // KV-cache elements per token, all layers
 	kvPerTokenCross                                    int64 // seq2seq: cross-attention K/V per encoder token
 	LogitSoftcap                                       bool  // gemma2 final_logit_softcapping: extra vocab-sized tensors
-	// pyGELU is the MLP's intermediate size when transformers writes the activation out in
-	// Python (gelu_new / gelu_fast: NewGELUActivation), 0 otherwise; see actEntry.
+	// PyGELU is the MLP's intermediate size when transformers writes the activation out in
+	// Python (gelu_new / gelu_fast: NewGELUActivation), 0 otherwise; see ActEntry.
 	PyGELU              int64
 	AttnSoftcap         bool // gemma2 attn_logit_softcapping: fused SDPA kernels cannot apply it
 	MoEExperts, MoETopK int64
@@ -53,11 +59,11 @@ type Model struct {
 	// windowed layers, all of them, and the window in tokens; kvPerToken then counts only
 	// the full-attention layers.
 	kvWindowed, kvWindow int64
-	visionParams         int64      // vision tower + projector of a multimodal checkpoint (in params and otherParams)
-	Ckpt                 *ckptQuant // quantization_config of a pre-quantized checkpoint (quantcfg.go)
-	overflow             bool       // a parameter count saturated (overflow.go)
+	visionParams         int64            // vision tower + projector of a multimodal checkpoint (in params and otherParams)
+	Ckpt                 *CheckpointQuant // quantization_config of a pre-quantized checkpoint (quantcfg.go)
+	overflow             bool             // a parameter count saturated (overflow.go)
 
-	Pipe *pipeline // diffusion pipelines only
+	Pipe *Pipeline // diffusion pipelines only
 }
 
 // Params is the total parameter count: every weight the GPU must hold (all MoE experts).
@@ -89,8 +95,8 @@ func (m *Model) LoRAModules() []string {
 // (peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING).
 func (m *Model) DefaultLoRATargets() []string { return append([]string(nil), m.defaultTargets...) }
 
-// module is one kind of linear layer: in x out weights, count copies in the whole model.
-type module struct {
+// Module is one kind of linear layer: in x out weights, count copies in the whole model.
+type Module struct {
 	Name    string
 	In, Out int64
 	Count   int64
@@ -98,7 +104,7 @@ type module struct {
 	router  bool // an MoE router: never quantized (AutoGPTQ, AutoAWQ and MXFP4 keep it 16-bit)
 }
 
-// Activation functions keep only their input for backward (one actEntry of the
+// Activation functions keep only their input for backward (one ActEntry of the
 // intermediate size). gelu_new / gelu_fast written out in Python
 // (transformers' NewGELUActivation, 0.5*x*(1+tanh(c*(x+0.044715*x^3)))) would keep tanh's
 // output, 0.5*x and (1+tanh): 3 more. The estimator assumes the fused kernel instead:
@@ -114,21 +120,21 @@ type module struct {
 // extra tensors for configs naming gelu_new or gelu_fast (Model.pyGELU, in layerBytes);
 // litgpt and torchtune run the fused kernel.
 //
-// actEntry is one tensor an architecture's layer keeps for the backward pass, in elements
+// ActEntry is one tensor an architecture's layer keeps for the backward pass, in elements
 // per token. Counting saved tensors op by op is the method of Korthikanti et al. 2022
 // ("Reducing Activation Recomputation in Large Transformer Models", section 4.1); the
 // entries follow the Hugging Face implementations rather than Megatron's.
-type actEntry struct {
+type ActEntry struct {
 	Elems int64
 	FP32  bool     // kept in fp32 whatever the compute dtype (upcast RMSNorm inputs)
 	Mask  bool     // dropout mask: 1 byte per element, only when the dropout is active
 	Mods  []string // saved only when one of these linear modules needs its input for a weight gradient
 }
 
-// stack is a sequence of identical transformer layers.
+// Stack is a sequence of identical transformer layers.
 type Stack struct {
 	Layers      int64
-	Entries     []actEntry
+	Entries     []ActEntry
 	QDim, KVDim int64 // query width (heads x head_dim) and key/value width per layer
 	Heads       int64
 	SoftmaxFP32 bool  // eager attention upcasts the scores to fp32 before softmax
@@ -136,7 +142,7 @@ type Stack struct {
 	Cross       bool  // has cross attention over the encoder (seq2seq decoder)
 	LayerParams int64 // parameters of one layer (FSDP/ZeRO-3 gather granularity)
 	Hidden      int64
-	// plainMLP: one up projection and an activation (GPT-style), so a prefill holds two
+	// PlainMLP: one up projection and an activation (GPT-style), so a prefill holds two
 	// intermediate-size tensors at once, not a gated MLP's three (estimateInference).
 	PlainMLP bool
 }
@@ -148,7 +154,7 @@ type builder struct {
 
 func (b *builder) linear(name string, in, out, count int64, bias bool) {
 	m := b.m
-	m.Modules = append(m.Modules, module{Name: name, In: in, Out: out, Count: count})
+	m.Modules = append(m.Modules, Module{Name: name, In: in, Out: out, Count: count})
 	m.LinearParams = m.addCount(m.LinearParams, m.mulCount(in, out, count))
 	if bias {
 		m.OtherParams = m.addCount(m.OtherParams, m.mulCount(out, count))
@@ -246,8 +252,8 @@ func ModelFromConfig(src string, data []byte) (*Model, error) {
 
 // llamaLayer appends the saved tensors of a pre-norm decoder layer with RMSNorm (upcast to
 // fp32 as the HF implementations do) and a gated MLP, e.g. Llama/Mistral/Qwen2/Gemma.
-func llamaEntries(h, qDim, inter, topK int64, qkvMods, oMods, upMods, downMods []string, norms int64) []actEntry {
-	e := []actEntry{
+func llamaEntries(h, qDim, inter, topK int64, qkvMods, oMods, upMods, downMods []string, norms int64) []ActEntry {
+	e := []ActEntry{
 		{Elems: h, FP32: true},          // input_layernorm keeps its fp32 input
 		{Elems: h, Mods: qkvMods},       // normalised hidden: input of q/k/v
 		{Elems: qDim, Mods: oMods},      // attention output reshaped for o_proj
@@ -259,7 +265,7 @@ func llamaEntries(h, qDim, inter, topK int64, qkvMods, oMods, upMods, downMods [
 		{Elems: inter * topK, Mods: downMods},
 	}
 	if norms > 2 { // gemma2: post-attention and post-feedforward norms too
-		e = append(e, actEntry{Elems: (norms - 2) * h, FP32: true})
+		e = append(e, ActEntry{Elems: (norms - 2) * h, FP32: true})
 	}
 	return e
 }

@@ -74,7 +74,7 @@ func (b *builder) gatedMLP(h, inter, count int64, routed bool) {
 func (m *Model) moeStack(d decoderDims, qDim, kvDim, actInter, routerPerTok int64, upMods []string) {
 	e := llamaEntries(d.h, qDim, actInter, 1, []string{"q_proj", "k_proj", "v_proj"}, []string{"o_proj"},
 		upMods, []string{"down_proj"}, 2)
-	e = append(e, actEntry{Elems: routerPerTok, FP32: true})
+	e = append(e, ActEntry{Elems: routerPerTok, FP32: true})
 	m.Dec = Stack{Layers: d.L, QDim: qDim, KVDim: kvDim, Heads: d.nh, SoftmaxFP32: true, Hidden: d.h,
 		Entries: e, LayerParams: (m.LinearParams + m.OtherParams) / d.L}
 	m.KVPerToken = 2 * d.L * kvDim

@@ -104,8 +104,8 @@ func ModelFromParams(count string) (*Model, error) {
 // it is absent, and with --attention eager and no dropout it is the softmax output alone
 // (scoreBytes: 2 bytes, no fp32 upcast). The LayerNorm inputs are kept in the compute dtype
 // as the paper counts them.
-func genericEntries(h int64) []actEntry {
-	return []actEntry{
+func genericEntries(h int64) []ActEntry {
+	return []ActEntry{
 		{Elems: 2 * h}, // the two LayerNorm inputs
 		{Elems: h, Mods: []string{"q_proj", "k_proj", "v_proj"}}, // QKV input
 		{Elems: h, Mods: []string{"up_proj"}},                    // MLP input
@@ -114,7 +114,7 @@ func genericEntries(h int64) []actEntry {
 	}
 }
 
-// genericLossBytes is the logits and loss workspace per token and vocabulary entry of a
+// GenericLossBytes is the logits and loss workspace per token and vocabulary entry of a
 // model with no known implementation. The loss lives in the model's own code (transformers'
 // XForCausalLM.forward calls its loss_function; Megatron-LM and llm-foundry ship fused
 // kernels), so the published generic count applies: Korthikanti et al. 2022 (section 4.3)

@@ -33,7 +33,7 @@ import (
 //
 // Embeddings, lm_head (unless GPTQ's lm_head flag), norms, biases, MoE routers and
 // modules named in modules_to_not_convert / llm_int8_skip_modules stay in 16 bits.
-type ckptQuant struct {
+type CheckpointQuant struct {
 	method      string // gptq, awq, bitsandbytes, fp8, mxfp4
 	Label       string // the --quant value it corresponds to, or a descriptive name
 	bits        int64
@@ -67,7 +67,7 @@ func (m *Model) readQuantConfig(c *hfConfig) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	q := &ckptQuant{method: method}
+	q := &CheckpointQuant{method: method}
 	q.skip = stringList(obj["modules_to_not_convert"])
 	switch method {
 	case "gptq", "awq":
@@ -165,7 +165,7 @@ func (m *Model) readQuantConfig(c *hfConfig) error {
 // checkShape rejects layers that cannot be stored in the method's packed layout: GPTQ
 // and AWQ pack 32/bits weights per int32 along the output dimension (AutoGPTQ's
 // QuantLinear and AutoAWQ's WQLinear require it).
-func (q *ckptQuant) checkShape(src string, mod module) error {
+func (q *CheckpointQuant) checkShape(src string, mod Module) error {
 	if q.method != "gptq" && q.method != "awq" {
 		return nil
 	}
@@ -191,7 +191,7 @@ var attentionModules = []string{"q_proj", "k_proj", "v_proj", "o_proj", "qkv_pro
 	"kv_a_proj_with_mqa", "kv_b_proj", "query_key_value", "dense", "c_attn"}
 
 // quantizes reports whether a linear module is stored quantized.
-func (q *ckptQuant) quantizes(mod module) bool {
+func (q *CheckpointQuant) quantizes(mod Module) bool {
 	if mod.router || (q.expertsOnly && !mod.Routed) {
 		return false
 	}
@@ -206,7 +206,7 @@ func (q *ckptQuant) quantizes(mod module) bool {
 }
 
 // linearBytes is the stored size of one quantized K→N linear layer.
-func (q *ckptQuant) linearBytes(K, N int64) float64 {
+func (q *CheckpointQuant) linearBytes(K, N int64) float64 {
 	k, n := float64(K), float64(N)
 	g := k
 	if q.group > 0 {
@@ -242,9 +242,9 @@ func (q *ckptQuant) linearBytes(K, N int64) float64 {
 	return k * n * 2
 }
 
-// weightBytes is the checkpoint's weight memory: quantized layers as stored, every other
+// WeightBytes is the checkpoint's weight memory: quantized layers as stored, every other
 // tensor at store bytes per parameter.
-func (q *ckptQuant) WeightBytes(m *Model, store float64) float64 {
+func (q *CheckpointQuant) WeightBytes(m *Model, store float64) float64 {
 	var quant float64
 	plain := float64(m.EmbedParams + m.OtherParams)
 	if q.lmHead && q.method == "gptq" && m.HeadParams > 0 {
@@ -265,7 +265,7 @@ func (q *ckptQuant) WeightBytes(m *Model, store float64) float64 {
 // LinearBytes is the stored bytes of the model's linear modules, the routed MoE experts
 // or the others: quantized ones as the checkpoint stores them, the rest at store bytes
 // per weight (the time model reads them at these sizes).
-func (q *ckptQuant) LinearBytes(m *Model, routed bool, store float64) float64 {
+func (q *CheckpointQuant) LinearBytes(m *Model, routed bool, store float64) float64 {
 	var b float64
 	for _, mod := range m.Modules {
 		if mod.Routed != routed {
@@ -280,9 +280,9 @@ func (q *ckptQuant) LinearBytes(m *Model, routed bool, store float64) float64 {
 	return b
 }
 
-// bytesPerQuantized is the average stored bytes per quantized weight (for sharding
+// BytesPerQuantized is the average stored bytes per quantized weight (for sharding
 // granularity and notes).
-func (q *ckptQuant) BytesPerQuantized(m *Model) float64 {
+func (q *CheckpointQuant) BytesPerQuantized(m *Model) float64 {
 	var b, n float64
 	for _, mod := range m.Modules {
 		if q.quantizes(mod) {
@@ -296,9 +296,9 @@ func (q *ckptQuant) BytesPerQuantized(m *Model) float64 {
 	return b / n
 }
 
-// compatible reports whether a --quant value agrees with the checkpoint (none, which
+// Compatible reports whether a --quant value agrees with the checkpoint (none, which
 // asks for dequantized weights, is handled by resolveCheckpointQuant).
-func (q *ckptQuant) Compatible(quant string) bool {
+func (q *CheckpointQuant) Compatible(quant string) bool {
 	return quant == "" || quant == q.Label
 }
 

@@ -20,7 +20,7 @@ func (m *Model) TPValid(d int) bool {
 	return h <= 0 || d <= 1 || h%int64(d) == 0
 }
 
-// largestTP is the largest valid tensor-parallel degree not above n.
+// LargestTP is the largest valid tensor-parallel degree not above n.
 func (m *Model) LargestTP(n int) int {
 	for d := n; d > 1; d-- {
 		if m.TPValid(d) {
