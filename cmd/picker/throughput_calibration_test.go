@@ -5,118 +5,29 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 )
 
 // The time calibration, through the product's own door: every row of
-// throughput_measured.csv (a copy of shared/calibration/throughput_measured.csv) becomes
+// throughput_measured.csv (shared/calibration/throughput_measured.csv with explicit
+// columns for what the scorer reads from free text) becomes
 // the command shared/calibration/throughput_score.py runs,
 //
 //	picker recommend <job flags> --gpu-model M --gpus G --rank job --tokens 1e8 -o json
 //
 // run in process against a database seeded from the embedded snapshot, and the first
 // offer that carries the figure the row measures is the prediction. The row-to-flags
-// mapping below is the scorer's (build_flags, row_engine, prompt_output, fp8_kv), with one
-// addition the scorer predates: a layer-split inference row (shard "pipeline") passes
-// --split layer instead of being scored as tensor parallel. Each row's command is logged,
-// so a user can paste it and get the same number.
+// mapping is the scorer's (build_flags), with one addition the scorer predates: a
+// layer-split inference row passes --split layer instead of being scored as tensor
+// parallel. Each row's command is logged, so a user can paste it and get the same number.
 
 // tputTokens is the scorer's job size (TOKENS).
 const tputTokens = "1e+08"
 
 type tputRow map[string]string
-
-// tputRe holds the scorer's patterns, compiled once.
-var tputRe = sync.OnceValue(func() map[string]*regexp.Regexp {
-	return map[string]*regexp.Regexp{
-		"params": regexp.MustCompile(`params=([0-9.]+(?:[eE][+-]?[0-9]+)?)`),
-		"inout":  regexp.MustCompile(`input\s+(\d+)\s*/\s*output\s+(\d+)`),
-		"pair":   regexp.MustCompile(`(?:^|[^\w.])(\d{2,6})\s*/\s*(\d{2,6})(?:[^\w.]|$)`),
-		"input":  regexp.MustCompile(`\binput\s+(\d+)\b`),
-		"pp":     regexp.MustCompile(`prompt processing\s+(\d+)\s+tokens`),
-		"pp2":    regexp.MustCompile(`\bpp\s*(\d+)\b`),
-		"tg":     regexp.MustCompile(`\btg\s*(\d+)\b`),
-		"tg2":    regexp.MustCompile(`generate\s+(\d+)\s+tokens\s+from\s+an\s+empty`),
-		"out":    regexp.MustCompile(`(?:^|\s)-n\s+(\d+)\b`),
-		"prompt": regexp.MustCompile(`~\s*(\d+)-token prompt`),
-		"fp8kv":  regexp.MustCompile(`fp8 kv`),
-	}
-})
-
-// rowEngine is the scorer's row_engine: the --engine named by the row's source or note.
-func rowEngine(r tputRow) string {
-	text := strings.ToLower(r["source"] + " " + r["note"])
-	switch {
-	case strings.Contains(text, "llama.cpp") || strings.Contains(text, "llama-bench"):
-		return "llama.cpp"
-	case strings.Contains(text, "tensorrt-llm") || strings.Contains(text, "tensorrt_llm"):
-		return "trt-llm"
-	case strings.Contains(text, "vllm"):
-		return "vllm"
-	}
-	for _, w := range []string{"litgpt", "lit-gpt", "transformers", "hugging face", "eager pytorch"} {
-		if strings.Contains(text, w) {
-			return "hf"
-		}
-	}
-	return ""
-}
-
-func atofp(s string) *float64 {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return nil
-	}
-	return &v
-}
-
-// promptOutput is the scorer's prompt_output: the prompt and output tokens the row's note
-// states, each nil when not stated.
-func promptOutput(r tputRow) (p, o *float64) {
-	re := tputRe()
-	low := strings.ToLower(r["note"])
-	if m := re["inout"].FindStringSubmatch(low); m != nil {
-		return atofp(m[1]), atofp(m[2])
-	}
-	if m := re["pair"].FindStringSubmatch(low); m != nil {
-		return atofp(m[1]), atofp(m[2])
-	}
-	if m := re["input"].FindStringSubmatch(low); m != nil {
-		return atofp(m[1]), nil
-	}
-	zero := 0.0
-	if m := re["pp"].FindStringSubmatch(low); m != nil {
-		return atofp(m[1]), &zero
-	}
-	if m := re["pp2"].FindStringSubmatch(low); m != nil {
-		return atofp(m[1]), &zero
-	}
-	if m := re["tg"].FindStringSubmatch(low); m != nil {
-		return &zero, atofp(m[1])
-	}
-	if m := re["tg2"].FindStringSubmatch(low); m != nil {
-		return &zero, atofp(m[1])
-	}
-	out, pr := re["out"].FindStringSubmatch(low), re["prompt"].FindStringSubmatch(low)
-	if out != nil || pr != nil {
-		if pr != nil {
-			p = atofp(pr[1])
-		}
-		if out != nil {
-			o = atofp(out[1])
-		}
-		return p, o
-	}
-	if strings.Contains(low, "llama-bench") && r["metric"] == "decode_tokens_per_s" && r["seq_len"] != "" {
-		return &zero, atofp(r["seq_len"])
-	}
-	return nil, nil
-}
 
 func orDefault(v, def string) string {
 	if strings.TrimSpace(v) == "" {
@@ -132,14 +43,16 @@ func batchNeutral(r tputRow, gpus int) bool {
 		strings.ToLower(orDefault(r["quant"], "none")) == "none"
 }
 
-func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-// tputFlags is the scorer's build_flags: relax 0 exact, 1 no headroom, 2 also micro-batch 1.
+// tputFlags is the scorer's build_flags over the row's columns: relax 0 exact, 1 no
+// headroom, 2 also micro-batch 1. What the scorer reads from a row's source and note (the
+// parameter count of a model outside the catalog, the engine, the prompt and output
+// lengths, an fp8 KV cache) is in columns of our copy (params, engine, prompt_tokens,
+// output_tokens, kv_cache_dtype; testdata/calibration/README.md says how they were
+// filled), and so is split, which the scorer predates; nothing here reads free text.
 func tputFlags(r tputRow, train bool, gpus, relax int) []string {
 	var f []string
-	if m := tputRe()["params"].FindStringSubmatch(r["note"]); m != nil {
-		v, _ := strconv.ParseFloat(m[1], 64)
-		f = append(f, "--params", strconv.FormatInt(int64(math.Round(v)), 10))
+	if r["params"] != "" {
+		f = append(f, "--params", r["params"])
 	} else {
 		f = append(f, "--model", r["model"])
 	}
@@ -158,8 +71,8 @@ func tputFlags(r tputRow, train bool, gpus, relax int) []string {
 	if quant != "none" {
 		f = append(f, "--quant", quant)
 	}
-	if !train && tputRe()["fp8kv"].MatchString(strings.ToLower(r["note"])) {
-		f = append(f, "--kv-cache-dtype", "fp8")
+	if !train && r["kv_cache_dtype"] != "" {
+		f = append(f, "--kv-cache-dtype", r["kv_cache_dtype"])
 	}
 	if (r["task"] == "lora" || r["task"] == "qlora") && r["lora_r"] != "" {
 		f = append(f, "--lora-r", r["lora_r"])
@@ -190,28 +103,14 @@ func tputFlags(r tputRow, train bool, gpus, relax int) []string {
 	} else {
 		if gpus > 1 {
 			f = append(f, "--shard", "tp")
-			if shard == "pipeline" {
-				f = append(f, "--split", "layer")
+			if r["split"] != "" {
+				f = append(f, "--split", r["split"])
 			}
 		}
-		if e := rowEngine(r); e != "" {
-			f = append(f, "--engine", e)
-		}
-		p, o := promptOutput(r)
-		if r["metric"] == "prefill_tokens_per_s" {
-			if p == nil {
-				p = atofp(seq) // a prefill row's seq_len is its prompt
+		for _, c := range []struct{ col, flag string }{{"engine", "--engine"}, {"prompt_tokens", "--prompt-tokens"}, {"output_tokens", "--output-tokens"}} {
+			if r[c.col] != "" {
+				f = append(f, c.flag, r[c.col])
 			}
-			if o == nil {
-				zero := 0.0
-				o = &zero
-			}
-		}
-		if p != nil {
-			f = append(f, "--prompt-tokens", fmtG(*p))
-		}
-		if o != nil {
-			f = append(f, "--output-tokens", fmtG(*o))
 		}
 	}
 	if offload != "none" {
@@ -273,13 +172,7 @@ func tputPredict(t *testing.T, db string, r tputRow) (float64, string, string) {
 			}
 			switch {
 			case ttft && o.TTFT != nil && *o.TTFT > 0:
-				p, _ := promptOutput(r)
-				prompt := 0.0
-				if p != nil {
-					prompt = *p
-				} else if v := atofp(r["seq_len"]); v != nil {
-					prompt = *v
-				}
+				prompt, _ := strconv.ParseFloat(orDefault(r["prompt_tokens"], r["seq_len"]), 64)
 				batch, _ := strconv.ParseFloat(orDefault(r["batch"], "1"), 64)
 				return batch * prompt / *o.TTFT / used, cmd, ""
 			case !ttft && o.TokensPerSec != nil && *o.TokensPerSec > 0:
