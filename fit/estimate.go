@@ -275,8 +275,8 @@ func resolveSplit(r *resolved) error {
 	switch {
 	case r.Split != "" && r.IsTraining():
 		return Invalid("split", "--split %s with --task %s: --split says how inference divides the model across GPUs; training uses --shard", r.Split, r.Task)
-	case r.Split == SplitLayer && !split && r.GPUs > 1:
-		return Invalid("split", "--split layer with --shard %s: a layer split divides the model across GPUs; drop --shard (or give --shard tp)", r.Shard)
+	case r.Split != "" && !split && r.GPUs > 1:
+		return Invalid("split", "--split %s with --shard %s: --split says how the model is divided across GPUs, and --shard %s keeps a whole replica on each; drop --shard (or give --shard tp)", r.Split, r.Shard, r.Shard)
 	}
 	if !split {
 		r.Split = ""

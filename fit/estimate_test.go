@@ -44,6 +44,7 @@ func TestImpossibleJobs(t *testing.T) {
 		{"llama-2-7b", Job{Task: TaskLoRA, LoRATargets: []string{"query_key_value"}}, `no linear layer named "query_key_value"`, "lora-targets"},
 		{"llama-2-7b", Job{Task: TaskFullFT, Split: SplitLayer, GPUs: 2}, "training uses --shard", "split"},
 		{"llama-2-7b", Job{Split: SplitLayer, GPUs: 2, Shard: "none"}, "drop --shard", "split"},
+		{"llama-2-7b", Job{Split: SplitTensor, GPUs: 2, Shard: "none"}, "whole replica on each", "split"},
 		{"llama-2-70b", Job{GPUs: 3}, "does not divide", "gpus"},
 	}
 	for _, tt := range tests {
