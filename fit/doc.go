@@ -90,7 +90,9 @@
 // Sharding: ZeRO-1 divides optimizer states by the GPU count, ZeRO-2 also gradients,
 // ZeRO-3/FSDP also parameters (Rajbhandari et al. 2020), plus the gathered working set (two
 // layers for FSDP; DeepSpeed's stage3_max_live_parameters for ZeRO-3). DDP adds gradient
-// buckets. Tensor-parallel inference divides weights, KV heads and workspace. Offload
+// buckets. Tensor-parallel inference divides weights, KV heads and workspace; a layer
+// split (--split layer, llama.cpp's default) divides weights and KV cache by the GPU
+// count and leaves one layer's workspace whole. Offload
 // moves optimizer states (and parameters) to host memory, reported as cpu_ram_gib.
 //
 // fp8 (fp8.go): --quant fp8 stores block linear weights in one byte, --kv-cache-dtype fp8

@@ -172,13 +172,14 @@ type TimeModel struct {
 
 	// Inference workload.
 	Engine       string  // "" = DefaultEngine
-	Pipeline     bool    // layers split across GPUs (GPUs take turns) instead of tensor parallel
+	Pipeline     bool    // --split layer: layers split across GPUs (GPUs take turns) instead of tensor parallel
 	PromptTokens float64 // 0 = SeqLen/2 of context on average and no prompt phase
 	OutputTokens float64
 
 	MFU float64 // > 0 overrides the per-architecture GEMM efficiency (--mfu)
-	// FP8: linear layers in fp8 (Transformer Engine); attention and everything else stay
-	// 16-bit.
+	// FP8: linear layers in fp8 (--precision fp8-mixed: Transformer Engine; --quant fp8
+	// and fp8 checkpoints: fp8 GEMMs where the GPU has them); attention and everything
+	// else stay 16-bit.
 	FP8 bool
 }
 
