@@ -19,7 +19,7 @@ const (
 	// "Model training anatomy" guide measured 1343 MiB on a V100 (CUDA 11, modules loaded
 	// eagerly); with CUDA >= 11.7 lazy module loading the bare context is ~0.5 GiB, and
 	// cuBLAS/cuDNN/NCCL initialisation adds a few hundred MiB back. Our own H200 run
-	// (issue 8, cmd/picker/testdata/calibration/measured_gpu.csv: torch 2.11, CUDA 13, driver 580) measured
+	// (issue 8, calibration/measured_gpu.csv: torch 2.11, CUDA 13, driver 580) measured
 	// NVML's used memory minus max_memory_reserved at 1.28 GiB in every one of 39 cases
 	// (inference, training, LoRA alike): the context plus cuBLAS workspaces. 1.0 GiB, the
 	// earlier midpoint, left inference device totals 6-18 % low; 1.25 GiB is the measured

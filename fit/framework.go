@@ -219,7 +219,7 @@ func frameworkHead(m *model.Model, r *resolved) float64 {
 // then describes the peak moment: the start of backward (every activation and the loss
 // buffers alive, no gradient yet), or the optimizer step (gradients and the step's
 // temporaries, activations and autocast's casts freed), whichever is larger. Measured on an
-// H200 (cmd/picker/testdata/calibration/measured_gpu.csv, no accumulation): TinyLlama full-ft bf16-mixed peaks
+// H200 (calibration/measured_gpu.csv, no accumulation): TinyLlama full-ft bf16-mixed peaks
 // at 20.55 GiB for b4 s512, b1 s2048 and b4 s2048 with checkpointing alike, which is fp32
 // weights + gradients + AdamW m, v + foreach sqrt(v) = 4 x 4.1 + 4.1: the step.
 func (t *trainMem) peakWithoutAccumulation(bd Breakdown) Breakdown {

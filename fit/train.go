@@ -55,7 +55,7 @@ func (t *trainMem) trainWeights(m *model.Model, r *resolved) {
 		// weight), so all casts live from their forward to their backward: +2 bytes per
 		// linear weight (lm_head included; embeddings are looked up, not cast). Gradient
 		// checkpointing recomputes the casts layer by layer instead. Measured on an H200
-		// (issue 8, cmd/picker/testdata/calibration/measured_gpu.csv lora-m7-r8-mixed-s512: Mistral-7B LoRA r=8
+		// (issue 8, calibration/measured_gpu.csv lora-m7-r8-mixed-s512: Mistral-7B LoRA r=8
 		// bf16-mixed, fp32 base): 43.0 GiB allocated, 30.1 GiB estimated without this term,
 		// 43.1 with it.
 		t.autocastCache = float64(m.LinearParams+m.HeadParams) * 2

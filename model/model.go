@@ -113,7 +113,7 @@ type Module struct {
 // torch.compile) run. Every activation therefore keeps only its input.
 //
 // Plain Hugging Face transformers does keep the 3 extra tensors: on an H200 (issue 8,
-// cmd/picker/testdata/calibration/measured_gpu.csv, transformers 5.17) phi-2 LoRA r=8 at seq 1024 allocated
+// calibration/measured_gpu.csv, transformers 5.17) phi-2 LoRA r=8 at seq 1024 allocated
 // 10.10 GiB against 7.92 estimated, and GPT-2 / GPT-2 medium full fine-tunes came out 12 %
 // and 8 % low; 3 tensors x 1024 tokens x 10240 x 2 B x 32 layers = 1.9 GiB is the phi-2
 // gap. The job's framework says which runs: --framework hf (the default) counts the 3
