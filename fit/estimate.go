@@ -120,8 +120,8 @@ type resolved struct {
 	warns []string
 }
 
-// Invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
-func Invalid(param, format string, args ...any) error {
+// invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
+func invalid(param, format string, args ...any) error {
 	return pricing.ParamErrorf(pricing.Invalid, param, format, args...)
 }
 
@@ -157,15 +157,15 @@ func resolveTask(m *model.Model, r *resolved) error {
 	}
 	switch {
 	case diffusion && r.Task != TaskImageGen:
-		return Invalid("task", "--task %s: %s is an image pipeline; only --task image-gen is modelled for it", r.Task, m.Name)
+		return invalid("task", "--task %s: %s is an image pipeline; only --task image-gen is modelled for it", r.Task, m.Name)
 	case !diffusion && r.Task == TaskImageGen:
-		return Invalid("task", "--task image-gen: %s is a language model, not an image pipeline (try sd-1.5, sdxl-base or flux.1-dev)", m.Name)
+		return invalid("task", "--task image-gen: %s is a language model, not an image pipeline (try sd-1.5, sdxl-base or flux.1-dev)", m.Name)
 	case !diffusion && !r.Resolution.IsZero():
-		return Invalid("resolution", "--resolution/--images apply to image generation; %s is a language model", m.Name)
+		return invalid("resolution", "--resolution/--images apply to image generation; %s is a language model", m.Name)
 	case !diffusion && r.Images != 0:
-		return Invalid("images", "--resolution/--images apply to image generation; %s is a language model", m.Name)
+		return invalid("images", "--resolution/--images apply to image generation; %s is a language model", m.Name)
 	case m.Kind == model.KindEncoder && r.Task == TaskInference && r.GradCkpt:
-		return Invalid("grad-ckpt", "--grad-ckpt applies to training, not --task inference")
+		return invalid("grad-ckpt", "--grad-ckpt applies to training, not --task inference")
 	}
 	return nil
 }
@@ -210,7 +210,7 @@ func resolveRuntime(_ *model.Model, r *resolved) error {
 		r.Attention = "sdpa"
 	}
 	if r.Attention == "flash" && r.Precision == "fp32" {
-		return Invalid("attention", "--attention flash --precision fp32: FlashAttention kernels run in fp16/bf16 only; use sdpa or a 16-bit precision")
+		return invalid("attention", "--attention flash --precision fp32: FlashAttention kernels run in fp16/bf16 only; use sdpa or a 16-bit precision")
 	}
 	return nil
 }
@@ -218,7 +218,7 @@ func resolveRuntime(_ *model.Model, r *resolved) error {
 // resolveGradCkpt rejects checkpointing where nothing is kept for backward.
 func resolveGradCkpt(_ *model.Model, r *resolved) error {
 	if r.GradCkpt && !r.IsTraining() {
-		return Invalid("grad-ckpt", "--grad-ckpt applies to training, not --task %s", r.Task)
+		return invalid("grad-ckpt", "--grad-ckpt applies to training, not --task %s", r.Task)
 	}
 	return nil
 }
@@ -237,21 +237,21 @@ func resolveParallelism(m *model.Model, r *resolved) error {
 	}
 	switch {
 	case !training && r.Shard.Sharded() && r.Shard != "tp":
-		return Invalid("shard", "--shard %s with --task %s: ZeRO/FSDP shard training states; inference uses --shard tp (or none for one replica per GPU)", r.Shard, r.Task)
+		return invalid("shard", "--shard %s with --task %s: ZeRO/FSDP shard training states; inference uses --shard tp (or none for one replica per GPU)", r.Shard, r.Task)
 	case training && r.Shard == "tp":
-		return Invalid("shard", "--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
+		return invalid("shard", "--shard tp with --task %s: tensor parallelism is modelled for inference; for training use zero1, zero2, zero3 or fsdp", r.Task)
 	case diffusion && r.Shard == "tp" && r.GPUs > 1:
-		return Invalid("shard", "--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
+		return invalid("shard", "--shard tp: image pipelines run on one GPU each; use --shard none to run one pipeline per GPU")
 	case r.Offload == OffloadModel && !diffusion:
-		return Invalid("offload", "--offload model: model CPU offload is modelled for image pipelines (diffusers enable_model_cpu_offload); %s is a language model", m.Name)
+		return invalid("offload", "--offload model: model CPU offload is modelled for image pipelines (diffusers enable_model_cpu_offload); %s is a language model", m.Name)
 	case diffusion && r.Offload.Enabled() && r.Offload != OffloadModel:
-		return Invalid("offload", "--offload %s: image pipelines take --offload model (diffusers enable_model_cpu_offload)", r.Offload)
+		return invalid("offload", "--offload %s: image pipelines take --offload model (diffusers enable_model_cpu_offload)", r.Offload)
 	case !training && r.Offload.Enabled() && !diffusion:
-		return Invalid("offload", "--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
+		return invalid("offload", "--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
 	case r.Offload == "optimizer" && !r.Shard.Sharded():
-		return Invalid("offload", "--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
+		return invalid("offload", "--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
 	case r.Offload == "optimizer+params" && r.Shard != "zero3" && r.Shard != "fsdp":
-		return Invalid("offload", "--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
+		return invalid("offload", "--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
 	}
 	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
 		r.note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
@@ -261,8 +261,8 @@ func resolveParallelism(m *model.Model, r *resolved) error {
 	}
 	if r.Shard == "tp" && r.GPUs > 1 && r.Split == SplitTensor && !m.TPValid(r.GPUs) {
 		// vLLM (and TGI) require the tensor-parallel degree to divide the attention heads.
-		return Invalid("gpus", "--gpus %d with tensor parallelism: %s has %d attention heads, which %d does not divide; valid degrees up to %d: %s",
-			r.GPUs, m.Name, m.Dec.Heads, r.GPUs, max(r.GPUs, 8), JoinInts(m.TPDegrees(max(r.GPUs, 8))))
+		return invalid("gpus", "--gpus %d with tensor parallelism: %s has %d attention heads, which %d does not divide; valid degrees up to %d: %s",
+			r.GPUs, m.Name, m.Dec.Heads, r.GPUs, max(r.GPUs, 8), joinInts(m.TPDegrees(max(r.GPUs, 8))))
 	}
 	return nil
 }
@@ -274,9 +274,9 @@ func resolveSplit(r *resolved) error {
 	split := r.Shard == "tp" && r.GPUs > 1 && !r.IsTraining()
 	switch {
 	case r.Split != "" && r.IsTraining():
-		return Invalid("split", "--split %s with --task %s: --split says how inference divides the model across GPUs; training uses --shard", r.Split, r.Task)
+		return invalid("split", "--split %s with --task %s: --split says how inference divides the model across GPUs; training uses --shard", r.Split, r.Task)
 	case r.Split != "" && !split && r.GPUs > 1:
-		return Invalid("split", "--split %s with --shard %s: --split says how the model is divided across GPUs, and --shard %s keeps a whole replica on each; drop --shard (or give --shard tp)", r.Split, r.Shard, r.Shard)
+		return invalid("split", "--split %s with --shard %s: --split says how the model is divided across GPUs, and --shard %s keeps a whole replica on each; drop --shard (or give --shard tp)", r.Split, r.Shard, r.Shard)
 	}
 	if !split {
 		r.Split = ""
@@ -297,7 +297,7 @@ func resolveLength(m *model.Model, r *resolved) error {
 	switch {
 	case m.Kind == model.KindDiffusion:
 		if r.SeqLen != 0 {
-			return Invalid("seq-len", "--seq-len applies to language models; image pipelines take --resolution")
+			return invalid("seq-len", "--seq-len applies to language models; image pipelines take --resolution")
 		}
 		if r.Images == 0 {
 			r.Images = 1
@@ -344,7 +344,7 @@ func resolveLoRA(m *model.Model, r *resolved) error {
 		r.loraDropout = m.LoRADropoutPerToken(t, r.b)
 	}
 	if r.trainable == 0 {
-		return Invalid("lora-targets", "--lora-targets %s: no linear layer of %s matches", strings.Join(spec, ","), m.Name)
+		return invalid("lora-targets", "--lora-targets %s: no linear layer of %s matches", strings.Join(spec, ","), m.Name)
 	}
 	return nil
 }

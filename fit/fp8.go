@@ -44,11 +44,11 @@ func resolveFP8(_ *model.Model, r *resolved) error {
 	training := r.IsTraining()
 	switch {
 	case r.Precision == "fp8-mixed" && !training:
-		return Invalid("precision", "--precision fp8-mixed is fp8 training (TransformerEngine / torchao float8); for fp8 inference use --quant fp8 and/or --kv-cache-dtype fp8")
+		return invalid("precision", "--precision fp8-mixed is fp8 training (TransformerEngine / torchao float8); for fp8 inference use --quant fp8 and/or --kv-cache-dtype fp8")
 	case r.Quant == "fp8" && training:
-		return Invalid("quant", "--quant fp8 with --task %s: fp8 weight quantization is modelled for inference; for fp8 training use --precision fp8-mixed", r.Task)
+		return invalid("quant", "--quant fp8 with --task %s: fp8 weight quantization is modelled for inference; for fp8 training use --precision fp8-mixed", r.Task)
 	case r.KVCacheDtype == "fp8" && training:
-		return Invalid("kv-cache-dtype", "--kv-cache-dtype fp8 applies to inference, not --task %s", r.Task)
+		return invalid("kv-cache-dtype", "--kv-cache-dtype fp8 applies to inference, not --task %s", r.Task)
 	}
 	if r.KVCacheDtype == "" {
 		r.KVCacheDtype = "auto"

@@ -165,8 +165,8 @@ func estimateImage(m *model.Model, r *resolved) (Breakdown, float64) {
 	return bd, cpu
 }
 
-// JoinInts lists whole numbers as "1, 2, 4" for messages.
-func JoinInts(v []int) string {
+// joinInts lists whole numbers as "1, 2, 4" for messages.
+func joinInts(v []int) string {
 	parts := make([]string, len(v))
 	for i, n := range v {
 		parts[i] = fmt.Sprint(n)

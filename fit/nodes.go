@@ -40,7 +40,7 @@ func (r *resolved) world() int { return r.GPUs * max(r.Nodes, 1) }
 // step: runs after the GPU count is defaulted and before the sharding is).
 func resolveNodes(m *model.Model, r *resolved) error {
 	if r.NodesAuto {
-		return Invalid("nodes", "--nodes auto asks recommend for the fewest instances that fit; an estimate needs a number (--nodes 2)")
+		return invalid("nodes", "--nodes auto asks recommend for the fewest instances that fit; an estimate needs a number (--nodes 2)")
 	}
 	if r.Nodes <= 1 {
 		r.Nodes = 1
@@ -48,19 +48,19 @@ func resolveNodes(m *model.Model, r *resolved) error {
 	}
 	switch {
 	case m.Kind == model.KindDiffusion:
-		return Invalid("nodes", "--nodes %d: image pipelines run on one GPU each; multi-node is modelled for language models", r.Nodes)
+		return invalid("nodes", "--nodes %d: image pipelines run on one GPU each; multi-node is modelled for language models", r.Nodes)
 	case r.IsTraining() && !r.Shard.Sharded():
 		r.Shard = "zero3"
 		r.note("--nodes %d: training shards parameters, gradients and optimizer states with ZeRO-3 across all nodes", r.Nodes)
 	case r.IsTraining() && r.Shard == "tp":
-		return Invalid("shard", "--nodes %d --shard tp: tensor parallelism is modelled for inference; multi-node training uses zero3 or fsdp", r.Nodes)
+		return invalid("shard", "--nodes %d --shard tp: tensor parallelism is modelled for inference; multi-node training uses zero3 or fsdp", r.Nodes)
 	case !r.IsTraining() && r.Shard == "none":
-		return Invalid("shard", "--nodes %d --shard none: separate replicas need no cluster; use one node per replica, or --shard tp for one model across nodes", r.Nodes)
+		return invalid("shard", "--nodes %d --shard none: separate replicas need no cluster; use one node per replica, or --shard tp for one model across nodes", r.Nodes)
 	case !r.IsTraining():
 		r.Shard = "tp"
 	}
 	if r.Offload.Enabled() {
-		return Invalid("offload", "--nodes %d with --offload %s: offload is modelled on one instance; drop one of them", r.Nodes, r.Offload)
+		return invalid("offload", "--nodes %d with --offload %s: offload is modelled on one instance; drop one of them", r.Nodes, r.Offload)
 	}
 	return nil
 }

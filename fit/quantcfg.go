@@ -24,7 +24,7 @@ func resolveCheckpointQuant(m *model.Model, r *resolved) error {
 		if slices.Contains(Quants, Quant(q.Label)) {
 			hint += " or pass --quant " + q.Label
 		}
-		return Invalid("quant", "--quant %s conflicts with %s's quantization_config (%s): the checkpoint's weights are stored quantized that way; %s", r.Quant, m.Name, q.Desc, hint)
+		return invalid("quant", "--quant %s conflicts with %s's quantization_config (%s): the checkpoint's weights are stored quantized that way; %s", r.Quant, m.Name, q.Desc, hint)
 	}
 	r.Quant = Quant(q.Label)
 	r.note("pre-quantized checkpoint (%s): weights sized as stored, %.4f bytes per quantized weight incl. scales/zeros; embeddings, lm_head, norms, biases, routers and modules_to_not_convert stay 16-bit", q.Desc, q.BytesPerQuantized(m))

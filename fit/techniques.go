@@ -22,7 +22,7 @@ func resolveApplicable(m *model.Model, r *resolved) error {
 	lora := r.Task == TaskLoRA || r.Task == TaskQLoRA
 	diffusion := m.Kind == model.KindDiffusion
 	notFor := func(flag, why string) error {
-		return Invalid(flag, "--%s does not apply to --task %s: %s", flag, r.Task, why)
+		return invalid(flag, "--%s does not apply to --task %s: %s", flag, r.Task, why)
 	}
 	switch {
 	case !lora && r.LoRARank != 0:
@@ -36,11 +36,11 @@ func resolveApplicable(m *model.Model, r *resolved) error {
 	case !training && r.Loss != "":
 		return notFor("loss", "inference computes no training loss")
 	case (r.Loss == "chunked" || r.Loss == "fused-linear") && m.Kind == model.KindEncoder:
-		return Invalid("loss", "--loss %s: %s is an encoder trained with a classification head; there are no vocabulary logits to chunk", r.Loss, m.Name)
+		return invalid("loss", "--loss %s: %s is an encoder trained with a classification head; there are no vocabulary logits to chunk", r.Loss, m.Name)
 	case diffusion && r.Batch != 0:
 		return notFor("batch", "image generation takes --images (images per batch)")
 	case !diffusion && r.VAETiling:
-		return Invalid("vae-tiling", "--vae-tiling applies to image generation; %s is a language model", m.Name)
+		return invalid("vae-tiling", "--vae-tiling applies to image generation; %s is a language model", m.Name)
 	}
 	return nil
 }
@@ -82,7 +82,7 @@ func resolveTechniques(m *model.Model, r *resolved) error {
 			}
 		}
 		if lim > 0 && int64(r.LoRARank) > lim {
-			return Invalid("lora-r", "--lora-r %d: larger than %s's smallest dimension (%d); a LoRA update's rank is at most min(d_in, d_out), so use --lora-r %d or less", r.LoRARank, at, lim, lim)
+			return invalid("lora-r", "--lora-r %d: larger than %s's smallest dimension (%d); a LoRA update's rank is at most min(d_in, d_out), so use --lora-r %d or less", r.LoRARank, at, lim, lim)
 		}
 	}
 	return nil

@@ -21,15 +21,15 @@ func resolveQuant(m *model.Model, r *resolved) error {
 	}
 	switch {
 	case r.Task == TaskQLoRA && (!r.Quant.Quantized() || r.Quant == "int8"):
-		return Invalid("quant", "--task qlora --quant %s: QLoRA trains adapters over a 4-bit base (nf4, fp4 or int4); use --task lora for a %s base", r.Quant, r.Quant)
+		return invalid("quant", "--task qlora --quant %s: QLoRA trains adapters over a 4-bit base (nf4, fp4 or int4); use --task lora for a %s base", r.Quant, r.Quant)
 	case r.Task == TaskQLoRA && r.Precision == "fp32":
-		return Invalid("precision", "--task qlora --precision fp32: QLoRA computes in 16 bits over 4-bit weights; use bf16-mixed (default), bf16, fp16 or fp16-mixed")
+		return invalid("precision", "--task qlora --precision fp32: QLoRA computes in 16 bits over 4-bit weights; use bf16-mixed (default), bf16, fp16 or fp16-mixed")
 	case r.Task == TaskFullFT && r.Quant.Quantized():
-		return Invalid("quant", "--task full-ft --quant %s: quantized weights cannot be fully fine-tuned; use --task qlora or --quant none", r.Quant)
+		return invalid("quant", "--task full-ft --quant %s: quantized weights cannot be fully fine-tuned; use --task qlora or --quant none", r.Quant)
 	case r.DoubleQuant && r.Quant != "nf4" && r.Quant != "fp4":
-		return Invalid("double-quant", "--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
+		return invalid("double-quant", "--double-quant: needs 4-bit bitsandbytes weights (--quant nf4 or fp4), not --quant %s", r.Quant)
 	case m.Kind == model.KindDiffusion && r.Quant == "int4":
-		return Invalid("quant", "--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
+		return invalid("quant", "--quant int4: not modelled for image pipelines; use int8, nf4 or fp4")
 	}
 	if r.Quant.Quantized() && r.mixed && r.IsTraining() {
 		r.store = 2

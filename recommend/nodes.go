@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/pickergpu/picker/fit"
+	"github.com/pickergpu/picker/pricing"
 )
 
 // Jobs bigger than one instance. --nodes N runs the job on N identical instances of one
@@ -163,7 +164,7 @@ func checkNodeOffers(in *RecommendInput) error {
 			types = append(types, t)
 		}
 	}
-	return fit.Invalid("nodes", "--nodes %d: no offered instance type has a cluster interconnect (offered: %s…); multi-node jobs need EFA, InfiniBand, GPUDirect-TCPX or RDMA cluster networking (recommend/interconnect.csv lists the types)",
+	return pricing.ParamErrorf(pricing.Invalid, "nodes", "--nodes %d: no offered instance type has a cluster interconnect (offered: %s…); multi-node jobs need EFA, InfiniBand, GPUDirect-TCPX or RDMA cluster networking (recommend/interconnect.csv lists the types)",
 		in.Job.Nodes, strings.Join(types, ", "))
 }
 

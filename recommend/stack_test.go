@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,7 +90,7 @@ func fitNames(fs []Fit) []string {
 // 10-GPU instance uses 8 GPUs and says so; --gpus 3 is an input error naming the degrees.
 func TestRecommendTPDegrees(t *testing.T) {
 	m := mustModel(t, "llama-2-70b")
-	if got := m.TPDegrees(10); fit.JoinInts(got) != "1, 2, 4, 8" {
+	if got := m.TPDegrees(10); !slices.Equal(got, []int{1, 2, 4, 8}) {
 		t.Errorf("TPDegrees(10) = %v; want 1, 2, 4, 8 (divisors of 64)", got)
 	}
 	job := fit.Job{Task: fit.TaskInference, SeqLen: 2048}
