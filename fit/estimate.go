@@ -135,7 +135,7 @@ func (r *resolved) note(format string, args ...any) {
 func resolve(m *model.Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
 	for _, step := range []func(*model.Model, *resolved) error{
-		resolveTask, resolveApplicable, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism,
+		resolveTask, resolveApplicable, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism, resolveSplit,
 		resolveGradCkpt, resolveLength, resolveLoRA, resolveTechniques,
 	} {
 		if err := step(m, r); err != nil {
@@ -256,21 +256,14 @@ func resolveParallelism(m *model.Model, r *resolved) error {
 	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
 		r.note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
 	}
-	if err := resolveSplit(r); err != nil {
-		return err
-	}
-	if r.Shard == "tp" && r.GPUs > 1 && r.Split == SplitTensor && !m.TPValid(r.GPUs) {
-		// vLLM (and TGI) require the tensor-parallel degree to divide the attention heads.
-		return invalid("gpus", "--gpus %d with tensor parallelism: %s has %d attention heads, which %d does not divide; valid degrees up to %d: %s",
-			r.GPUs, m.Name, m.Dec.Heads, r.GPUs, max(r.GPUs, 8), joinInts(m.TPDegrees(max(r.GPUs, 8))))
-	}
 	return nil
 }
 
-// resolveSplit checks --split and fills it for inference split across GPUs. A layer split
-// keeps whole layers on each GPU (llama.cpp --split-mode layer), so any GPU count divides
-// the model; tensor parallelism needs the count to divide the attention heads.
-func resolveSplit(r *resolved) error {
+// resolveSplit checks --split and fills it for inference split across GPUs (a resolve
+// step: runs after the sharding is defaulted). A layer split keeps whole layers on each
+// GPU (llama.cpp --split-mode layer), so any GPU count divides the model; tensor
+// parallelism needs the count to divide the attention heads.
+func resolveSplit(m *model.Model, r *resolved) error {
 	split := r.Shard == "tp" && r.GPUs > 1 && !r.IsTraining()
 	switch {
 	case r.Split != "" && r.IsTraining():
@@ -284,6 +277,11 @@ func resolveSplit(r *resolved) error {
 	}
 	if r.Split == "" {
 		r.Split = SplitTensor
+	}
+	if r.Split == SplitTensor && !m.TPValid(r.GPUs) {
+		// vLLM (and TGI) require the tensor-parallel degree to divide the attention heads.
+		return invalid("gpus", "--gpus %d with tensor parallelism: %s has %d attention heads, which %d does not divide; valid degrees up to %d: %s",
+			r.GPUs, m.Name, m.Dec.Heads, r.GPUs, max(r.GPUs, 8), joinInts(m.TPDegrees(max(r.GPUs, 8))))
 	}
 	if r.Split == SplitLayer {
 		r.note("layer split (llama.cpp --split-mode layer): each of the %d GPUs holds 1/%d of the layers and their KV cache; one layer's prefill workspace and the logits are not divided; for one stream the GPUs take turns, so it is no faster than one GPU", r.GPUs, r.GPUs)

@@ -11,7 +11,8 @@ import (
 func estimateInference(m *model.Model, r *resolved) Breakdown {
 	var bd Breakdown
 	g := float64(r.GPUs)
-	tp := r.Shard == "tp" && r.GPUs > 1
+	// resolveSplit set Split for inference divided across GPUs, and only then.
+	tp, layer := r.Split == SplitTensor, r.Split == SplitLayer
 	weights := weightBytes(m, r)
 	B, S := float64(r.Batch), float64(r.SeqLen)
 	tokens := B * S
@@ -58,13 +59,12 @@ func estimateInference(m *model.Model, r *resolved) Breakdown {
 	if tokens > 1 {
 		ws += dequantTransient(m, r) // the prefill's 4-bit matmuls dequantize (decode uses gemv_4bit)
 	}
-	if tp && r.Split == SplitLayer {
+	switch {
+	case layer:
 		// Whole layers per GPU: weights and KV cache divide by the GPU count; a layer's
 		// prefill temporaries and the logits live whole on the GPU that computes them.
 		weights, kv = weights/g, kv/g
-		tp = false
-	}
-	if tp {
+	case tp:
 		weights /= g
 		kvHeads := float64(s.KVDim) / (float64(s.QDim) / float64(s.Heads))
 		if m.Architecture == "deepseek_v2" || m.Architecture == "deepseek_v3" {

@@ -12,7 +12,7 @@ const (
 	// GPTQ/AWQ-style int4: 4-bit weights with an fp16 scale and a packed 4-bit zero point
 	// per group of 128 input weights (AutoGPTQ/AutoAWQ default group_size=128).
 	BytesInt4 = 0.5 + 2.0/128 + 0.5/128
-	// LLM.int8(): one int8 per weight plus one fp32 scale per output row (SCB), added per
-	// module below.
+	// LLM.int8(): one int8 per weight plus one fp32 scale per output row (SCB), which
+	// fit's weight sizing adds per module.
 	BytesInt8 = 1.0
 )

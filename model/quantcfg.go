@@ -245,21 +245,11 @@ func (q *CheckpointQuant) linearBytes(K, N int64) float64 {
 // WeightBytes is the checkpoint's weight memory: quantized layers as stored, every other
 // tensor at store bytes per parameter.
 func (q *CheckpointQuant) WeightBytes(m *Model, store float64) float64 {
-	var quant float64
-	plain := float64(m.EmbedParams + m.OtherParams)
+	head := float64(m.HeadParams) * store
 	if q.lmHead && q.method == "gptq" && m.HeadParams > 0 {
-		quant += q.linearBytes(m.Hidden, m.Vocab)
-	} else {
-		plain += float64(m.HeadParams)
+		head = q.linearBytes(m.Hidden, m.Vocab) // GPTQ with lm_head quantizes the output head too
 	}
-	for _, mod := range m.Modules {
-		if q.quantizes(mod) {
-			quant += q.linearBytes(mod.In, mod.Out) * float64(mod.Count)
-		} else {
-			plain += float64(mod.In * mod.Out * mod.Count)
-		}
-	}
-	return plain*store + quant
+	return float64(m.EmbedParams+m.OtherParams)*store + head + q.LinearBytes(m, false, store) + q.LinearBytes(m, true, store)
 }
 
 // LinearBytes is the stored bytes of the model's linear modules, the routed MoE experts
