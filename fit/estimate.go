@@ -164,6 +164,8 @@ func resolveTask(m *model.Model, r *resolved) error {
 		return invalid("resolution", "--resolution/--images apply to image generation; %s is a language model", m.Name)
 	case !diffusion && r.Images != 0:
 		return invalid("images", "--resolution/--images apply to image generation; %s is a language model", m.Name)
+	case !r.IsTraining() && r.GradAccum != 0:
+		return invalid("grad-accum", "--grad-accum applies to training, not --task %s", r.Task)
 	case m.Kind == model.KindEncoder && r.Task == TaskInference && r.GradCkpt:
 		return invalid("grad-ckpt", "--grad-ckpt applies to training, not --task inference")
 	}

@@ -28,6 +28,16 @@ func (f Framework) orHF() Framework {
 	return f
 }
 
+// Gradient accumulation per framework, when --grad-accum is not given.
+const (
+	// litgptGlobalBatch: LitGPT's config_hub finetune recipes set global_batch_size: 16
+	// and accumulate micro_batch_size batches up to it.
+	litgptGlobalBatch = 16
+	// torchtuneLoRAGradAccum: torchtune's LoRA/QLoRA configs set
+	// gradient_accumulation_steps: 8 (full fine-tune configs 1).
+	torchtuneLoRAGradAccum = 8
+)
+
 // Default LoRA dropout per framework.
 const (
 	// PEFT LoraConfig.lora_dropout defaults to 0.0 (peft/tuners/lora/config.py).
@@ -44,6 +54,7 @@ const (
 // applied default as an assumption (framework defaults are named "<framework> default:").
 func resolveFramework(m *model.Model, r *resolved) error {
 	r.Framework = r.Framework.orHF()
+	asked := r.GradAccum // --grad-accum, 0 when not given
 	lora := r.Task == TaskLoRA || r.Task == TaskQLoRA
 	training := r.IsTraining()
 	def := func(format string, args ...any) {
@@ -73,10 +84,11 @@ func resolveFramework(m *model.Model, r *resolved) error {
 		if r.Task == TaskFullFT && r.Precision == "" {
 			def("full fine-tune with Trainer bf16=True: PyTorch AMP over fp32 weights (bf16-mixed)")
 		}
-		if training {
+		if training && r.GradAccum == 0 {
 			// TrainingArguments.gradient_accumulation_steps = 1 and Trainer's
 			// model.zero_grad() (set_to_none=True): no gradient exists during the forward
 			// pass; they replace the activations during backward.
+			r.GradAccum = 1
 			def("no gradient accumulation (Trainer gradient_accumulation_steps=1): gradients replace the activations in backward; the peak is the larger of the start of backward and the optimizer step")
 		}
 		if lora && r.LoRADropout == nil {
@@ -87,6 +99,9 @@ func resolveFramework(m *model.Model, r *resolved) error {
 		// config_hub recipes: global_batch_size 16 over micro_batch_size 1-4: gradients
 		// accumulate across micro-batches.
 		r.gradAccum = training
+		if training && r.GradAccum == 0 {
+			r.GradAccum = (litgptGlobalBatch + max(r.Batch, 1) - 1) / max(r.Batch, 1)
+		}
 		if r.Precision == "" {
 			// config_hub/finetune/*/{full,lora,qlora}.yaml: precision: bf16-true; generate
 			// and chat default to bf16-true too.
@@ -110,6 +125,12 @@ func resolveFramework(m *model.Model, r *resolved) error {
 		// LoRA/QLoRA configs: gradient_accumulation_steps: 8 (full single-device configs use 1
 		// with optimizer_in_bwd: True, and hold no gradients to accumulate).
 		r.gradAccum = training
+		if training && r.GradAccum == 0 {
+			r.GradAccum = 1
+			if lora {
+				r.GradAccum = torchtuneLoRAGradAccum
+			}
+		}
 		if r.Precision == "" {
 			// recipes/configs/*: dtype: bf16 (torchtune trains in pure bf16; fp16 is rejected).
 			r.Precision = "bf16"
@@ -153,6 +174,11 @@ func resolveFramework(m *model.Model, r *resolved) error {
 	}
 	if !lora {
 		r.LoRADropout = nil
+	}
+	if asked > 0 {
+		// Gradients accumulated over micro-batches outlive each one (trainGrads), whatever
+		// the framework; --grad-accum 1 is one micro-batch per step.
+		r.gradAccum = asked > 1
 	}
 	return nil
 }

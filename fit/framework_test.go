@@ -182,3 +182,46 @@ func TestGradientAccumulationPeak(t *testing.T) {
 		t.Errorf("litgpt gradients %v (activations %v); want bf16 gradients %v beside the activations", b.Gradients, b.Activations, want)
 	}
 }
+
+// TestGradAccum: --grad-accum N resolves to N (the framework's count when not given) and,
+// above 1, keeps the gradients beside the next micro-batch's activations, so the peak is
+// at least the no-accumulation peak; it applies to training only.
+func TestGradAccum(t *testing.T) {
+	m := catModel(t, "llama-3.2-1b")
+	for _, tc := range []struct {
+		name string
+		job  Job
+		want int
+	}{
+		{"hf default", Job{Task: TaskFullFT, Batch: 4}, 1},
+		{"hf asked", Job{Task: TaskFullFT, Batch: 4, GradAccum: 8}, 8},
+		{"litgpt default", Job{Task: TaskLoRA, Batch: 4, Framework: FrameworkLitGPT}, 4},
+		{"torchtune lora", Job{Task: TaskLoRA, Framework: FrameworkTorchtune}, 8},
+		{"torchtune asked", Job{Task: TaskLoRA, Framework: FrameworkTorchtune, GradAccum: 1}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Estimate(m, tc.job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Job.GradAccum != tc.want {
+				t.Errorf("grad_accum %d, want %d", r.Job.GradAccum, tc.want)
+			}
+		})
+	}
+	one, err := Estimate(m, Job{Task: TaskFullFT, Batch: 4, SeqLen: 512, GradAccum: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := Estimate(m, Job{Task: TaskFullFT, Batch: 4, SeqLen: 512, GradAccum: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(acc.PeakAllocatedGiB > one.PeakAllocatedGiB) || acc.Breakdown.Gradients == 0 || acc.Breakdown.Activations == 0 {
+		t.Errorf("accumulation peak %.2f (grads %.2f, act %.2f) not above one micro-batch's %.2f",
+			acc.PeakAllocatedGiB, acc.Breakdown.Gradients, acc.Breakdown.Activations, one.PeakAllocatedGiB)
+	}
+	if _, err := Estimate(m, Job{GradAccum: 2}); err == nil || !strings.Contains(err.Error(), "--grad-accum") {
+		t.Errorf("inference with --grad-accum: %v", err)
+	}
+}

@@ -112,10 +112,16 @@ type Job struct {
 	DoubleQuant bool      `json:"double_quant"` //
 	Optimizer   Optimizer `json:"optimizer"`    // Optimizers; "" = adamw
 	Batch       int       `json:"batch"`        // micro-batch per GPU; 0 = 1
-	SeqLen      int       `json:"seq_len"`      // tokens per sample; 0 = 2048 for LLMs (capped at the model's context), 512 for BERT
-	GradCkpt    bool      `json:"grad_ckpt"`    //
-	Attention   Attention `json:"attention"`    // Attentions; "" = sdpa
-	LoRARank    int       `json:"lora_r"`       // 0 = 8
+	// GradAccum is micro-batches per optimizer step (gradient_accumulation_steps); 0 = the
+	// framework's (hf 1, litgpt ceil(16/batch), torchtune LoRA/QLoRA 8, else 1). Resolved:
+	// set for training, 0 otherwise. Above 1 the gradients outlive each micro-batch (the
+	// memory peak holds them beside the next forward's activations) and the optimizer
+	// step is paid once per GradAccum micro-batches (jobtime).
+	GradAccum int       `json:"grad_accum,omitempty"`
+	SeqLen    int       `json:"seq_len"`   // tokens per sample; 0 = 2048 for LLMs (capped at the model's context), 512 for BERT
+	GradCkpt  bool      `json:"grad_ckpt"` //
+	Attention Attention `json:"attention"` // Attentions; "" = sdpa
+	LoRARank  int       `json:"lora_r"`    // 0 = 8
 	// LoRATargets are module names, or just "all-linear"; nil = the architecture's default
 	// (PEFT's). Resolved: the adapted modules ([] when the task is not LoRA).
 	LoRATargets []string   `json:"lora_targets"`
@@ -242,6 +248,8 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.Optimizer, err = parseEnum("optimizer", v, Optimizers); return }},
 	{"batch", "micro-batch per GPU", "1", false,
 		func(j *Job, v string) (err error) { j.Batch, err = intFlag("batch", v, 1); return }},
+	{"grad-accum", "training: micro-batches per optimizer step (gradient accumulation; default: the framework's, hf 1)", "", false,
+		func(j *Job, v string) (err error) { j.GradAccum, err = intFlag("grad-accum", v, 1); return }},
 	{"seq-len", "tokens per sample; inference: prompt + generated (default 2048 for LLMs)", "", false,
 		func(j *Job, v string) (err error) { j.SeqLen, err = intFlag("seq-len", v, 1); return }},
 	{"grad-ckpt", "gradient (activation) checkpointing (default: the framework's; hf turns it on for qlora, torchtune for all training)", "", true,
