@@ -9,8 +9,13 @@
 //
 // Training: FLOPs over a per-generation share of the dense peak, plus memory-bound
 // activation and GEMM I/O traffic, QLoRA dequantization per micro-batch, data-parallel /
-// ZeRO-3 collectives over the instance's link (overlapped), tensor-parallel all-reduces
-// and PCIe-bound offload. Decoding is the slower of the engine's share of the bandwidth
-// roof (weights + KV cache per step) and the compute roof; prefill is compute-bound. The
-// calibration test in cmd/picker scores it through `picker recommend`'s own binder.
+// ZeRO-3 collectives over the instance's link (overlapped, less the last bucket or layer
+// that cannot be), tensor-parallel all-reduces, PCIe-bound offload, the optimizer step
+// (its states, masters and gradients streamed through HBM, or CPU Adam when offloaded;
+// optimizer.go) and a floor of eager PyTorch's dispatch. Decoding is the slower of the
+// engine's share of the bandwidth roof (weights + KV cache per step) and the compute
+// roof; prefill is compute-bound. Image generation (image.go) is the denoiser's FLOPs per
+// step times the steps, the text encoders and the VAE over a diffusion share of the peak.
+// UnitSeconds prices every task by one unit of its work (units.go). The calibration test
+// in cmd/picker scores it through `picker recommend`'s own binder.
 package jobtime

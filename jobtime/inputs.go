@@ -85,6 +85,20 @@ func TimeModelFor(mod *model.Model, r *fit.Result) *TimeModel {
 		denseLin += routedLin
 	}
 	tm.DenseWeightBytes = denseLin + rest
+
+	// The optimizer step and DDP's last bucket (optimizer.go).
+	tm.OptStepBytes = optimizerStepBytes(r)
+	tm.OptCPUParams = optimizerCPUParams(r)
+	tm.GradAccum = float64(j.GradAccum)
+	if j.IsTraining() {
+		tm.LastBucketBytes = lastBucketBytes(float64(mod.EmbedParams), tm.TrainableParams, tm.GradBytes)
+		if j.Task != fit.TaskFullFT {
+			tm.LastBucketBytes = lastBucketBytes(0, tm.TrainableParams, tm.GradBytes) // the embedding is frozen
+		}
+	}
+	if j.Task == fit.TaskImageGen {
+		tm.Image = imageWorkFor(mod.Pipe, r, tm.ComputeBytes, fit.QuantBytes(mod, j.Quant, j.DoubleQuant)) // image.go
+	}
 	return tm
 }
 
@@ -108,6 +122,9 @@ func TimeGPUFor(spec pricing.GPU, precision fit.Precision, count, link float64) 
 		return g, false
 	}
 	g.PeakTFLOPS = *tf
+	if spec.FP32TFLOPS != nil {
+		g.FP32TFLOPS = *spec.FP32TFLOPS
+	}
 	if spec.FP8TFLOPS != nil && precision != "fp32" {
 		g.FP8TFLOPS = *spec.FP8TFLOPS
 	}

@@ -169,6 +169,14 @@ type TimeModel struct {
 	Batch, SeqLen  float64 // micro-batch per GPU, tokens per sample
 	Shard          fit.Shard
 	Offload        fit.Offload
+	// The optimizer step (optimizer.go): OptStepBytes is what one step reads and writes
+	// in each GPU's memory, OptCPUParams the parameters each GPU's process updates on the
+	// host when the optimizer is offloaded (DeepSpeedCPUAdam); LastBucketBytes is the
+	// gradient all-reduce DDP has left when the backward ends.
+	OptStepBytes, OptCPUParams, LastBucketBytes float64
+	// GradAccum is the micro-batches per optimizer step (--grad-accum, resolved to the
+	// framework's default: fit.Job.GradAccum); 0 = 1.
+	GradAccum float64
 
 	// Inference workload.
 	Engine       string  // "" = DefaultEngine
@@ -181,6 +189,12 @@ type TimeModel struct {
 	// and fp8 checkpoints: fp8 GEMMs where the GPU has them); attention and everything
 	// else stay 16-bit.
 	FP8 bool
+
+	// Image generation (image.go): the pipeline's work per image (nil when the catalog
+	// has no compute figures for it), and Steps, the denoising steps per image (0 = the
+	// pipeline's default, DefaultSteps).
+	Image *ImageWork
+	Steps float64
 }
 
 // TimeGPU is the hardware side: one offer's GPUs.
@@ -189,7 +203,10 @@ type TimeGPU struct {
 	PeakTFLOPS float64 // dense, in the job's compute dtype
 	// FP8TFLOPS is the dense fp8 peak (0 = none); an fp8 job (TimeModel.FP8) runs its
 	// linear layers there.
-	FP8TFLOPS    float64
+	FP8TFLOPS float64
+	// FP32TFLOPS is the FP32 (non-tensor) peak, for the fp32 passes of a 16-bit job (an
+	// image pipeline's upcast VAE) on GPUs without TF32.
+	FP32TFLOPS   float64
 	BandwidthGBs float64
 	HBM          bool
 	Count        float64 // GPUs the job runs on; below 1 for a vGPU slice
@@ -206,8 +223,12 @@ type Timing struct {
 	PrefillTokensPerSec float64
 	// TTFTSec: time to first token of one request (prefill of its prompt plus one step).
 	TTFTSec float64
+	// ImagesPerSec: images per second over all the GPUs used (image generation; each GPU
+	// runs its own copy of the pipeline).
+	ImagesPerSec float64
 	// Bound names what limits the step: compute, memory, communication, offload,
-	// dequant, dispatch.
+	// dequant, dispatch, optimizer (the optimizer step outlasts the forward and backward's
+	// math).
 	Bound string
 }
 
@@ -251,10 +272,16 @@ func linkGBs(g *TimeGPU) float64 {
 
 // Estimate returns the job's timing on g; ok is false when a figure is missing.
 func (m *TimeModel) Estimate(g *TimeGPU) (Timing, bool) {
-	if g.PeakTFLOPS <= 0 || g.BandwidthGBs <= 0 || m.ActiveParams <= 0 || m.Task == fit.TaskImageGen {
+	if g.PeakTFLOPS <= 0 || g.BandwidthGBs <= 0 || m.ActiveParams <= 0 {
 		return Timing{}, false
 	}
-	if m.Task == fit.TaskFullFT || m.Task == fit.TaskLoRA || m.Task == fit.TaskQLoRA {
+	if m.Task == fit.TaskImageGen {
+		if m.Image == nil {
+			return Timing{}, false
+		}
+		return m.image(g), true // image.go
+	}
+	if m.training() {
 		return m.train(g), true
 	}
 	return m.infer(g), true
@@ -326,12 +353,24 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 			bound = "dequant"
 		}
 	}
+	// Eager PyTorch launches a layer's kernels from Python: the GPU cannot run ahead of
+	// that dispatch, so a step takes at least the forward's (hfLayerDispatchSec per layer;
+	// the backward is dispatched by autograd's C++ engine, for which no figure is
+	// published, so the floor is the forward's alone). It binds only for small layers at
+	// short sequences.
+	if disp := L * hfLayerDispatchSec; disp > step {
+		step, bound = disp, "dispatch"
+	}
 
 	// Data-parallel collectives overlap the backward pass (PyTorch DDP gradient
 	// buckets, Li et al. 2020 arXiv:2006.15704; FSDP prefetching, Zhao et al. 2023
 	// arXiv:2304.11277), so a step takes the longer of the two.
 	link := linkGBs(g) * 1e9
 	weightBytes := (m.Params-m.QuantParams)*m.ComputeBytes + m.QuantParams*0.5
+	// Gradient accumulation: the gradient reduction, the optimizer step and the weights'
+	// return from offload happen once per accum micro-batches (DDP no_sync; FSDP and
+	// ZeRO-3 still gather the weights for every micro-batch).
+	accum := math.Max(m.GradAccum, 1)
 	var comm float64
 	if n > 1 {
 		ring := 2 * (n - 1) / n // a ring all-reduce moves 2(n-1)/n of the buffer per GPU
@@ -342,7 +381,7 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 			// al. 2020 arXiv:1910.02054 section 7: 1.5x DDP's volume).
 			// FSDP/ZeRO-3 mixed precision reduces in the compute dtype (FSDP MixedPrecision
 			// reduce_dtype, DeepSpeed's fp16/bf16 reduce).
-			comm = (n - 1) / n * (2*weightBytes + m.TrainableParams*m.ComputeBytes) / link
+			comm = (n - 1) / n * (2*weightBytes + m.TrainableParams*m.ComputeBytes/accum) / link
 		case "tp":
 			// Megatron tensor parallelism: 2 all-reduces of the layer's activations in the
 			// forward and 2 in the backward (+2 when recomputed), not overlapped.
@@ -352,13 +391,18 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 			}
 			step += k * L * ring * tokens * d * m.ComputeBytes / link
 		default: // DDP, ZeRO-1/2: one all-reduce (or reduce-scatter + all-gather) of the gradients
+			// It overlaps the backward of the last micro-batch only.
 			comm = ring * m.TrainableParams * m.GradBytes / link
+			if comm > step {
+				comm = step + (comm-step)/accum
+			}
 		}
 	}
 	if comm > step {
 		bound = "communication"
 		step = comm
 	}
+	step += m.exposedComm(n, link) / accum // optimizer.go
 
 	// Offload (ZeRO-Offload, Ren et al. 2021 arXiv:2101.06840): the PCIe link carries
 	// the gradients out and the updated 16-bit weights back every step; parameter
@@ -370,7 +414,7 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 		if m.Shard == "zero3" || m.Shard == "fsdp" || m.Shard == "zero2" || m.Shard == "zero1" {
 			shard = n
 		}
-		bytes := m.TrainableParams * (m.GradBytes + m.ComputeBytes) / shard
+		bytes := m.TrainableParams * (m.GradBytes + m.ComputeBytes/accum) / shard
 		if m.Offload == "optimizer+params" {
 			bytes += 2 * weightBytes / shard
 		}
@@ -379,6 +423,18 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 			bound = "offload"
 		}
 		step += off
+	}
+	// The optimizer step follows the backward and its collectives (optimizer.go): on the
+	// GPU a stream of its states, or with --offload optimizer the host's CPU Adam, after
+	// the gradients have crossed PCIe (above) and before the weights come back.
+	if opt := m.optimizerSeconds(bw*tp) / accum; opt > 0 { // tensor parallel: each GPU steps 1/tp of the states
+		if opt > compute {
+			bound = "optimizer"
+			if m.OptCPUParams > 0 {
+				bound = "offload"
+			}
+		}
+		step += opt
 	}
 	perGPU := tokens / step
 	total := perGPU * n / tp
@@ -465,21 +521,4 @@ func (m *TimeModel) infer(g *TimeGPU) Timing {
 		t.TTFTSec = pf // the prompt pass yields the first token's logits
 	}
 	return t
-}
-
-// JobSeconds is the run time of a whole job: tokens training tokens, or tokens
-// generated over requests requests (0 = tokens/OutputTokens, or no prompt phase).
-func (m *TimeModel) JobSeconds(t Timing, tokens, requests float64) float64 {
-	if t.TokensPerSec <= 0 {
-		return math.Inf(1)
-	}
-	secs := tokens / t.TokensPerSec
-	if m.Task == fit.TaskFullFT || m.Task == fit.TaskLoRA || m.Task == fit.TaskQLoRA || m.PromptTokens <= 0 {
-		return secs
-	}
-	if requests <= 0 && m.OutputTokens > 0 {
-		requests = tokens / m.OutputTokens
-	}
-	// Prompts of a batch are processed together at the prefill rate.
-	return secs + requests*m.PromptTokens/t.PrefillTokensPerSec
 }

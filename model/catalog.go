@@ -212,6 +212,32 @@ type Pipeline struct {
 	Components        []Component `json:"components"`
 	VAE               VAESpec     `json:"vae"`
 
+	// What the time model (jobtime) needs, which the memory model does not.
+	//
+	// DefaultSteps is num_inference_steps' default in the pipeline class's __call__
+	// (diffusers StableDiffusionPipeline and StableDiffusionXLPipeline 50, FluxPipeline 28).
+	DefaultSteps int `json:"default_steps,omitempty"`
+	// DenoiserGMACs and DenoiserAttnGMACs are one denoiser pass over one image at
+	// DefaultResolution in billions of multiply-accumulates: the linear and convolution
+	// layers (they grow with the sequence: latent pixels for a UNet, image plus joint text
+	// tokens for a DiT) and the attention scores and values (QKᵀ and AV: they grow with its
+	// square). They are counted from the denoiser's config.json by the structure of its
+	// diffusers class (UNet2DConditionModel, FluxTransformer2DModel), and jobtime's tests
+	// count them again from the config; the UNet count of SD 1.x agrees with BK-SDM's
+	// (Kim et al. 2023, arXiv:2305.15798: 339 GMACs at 512², attention products not
+	// counted).
+	DenoiserGMACs     float64 `json:"denoiser_gmacs,omitempty"`
+	DenoiserAttnGMACs float64 `json:"denoiser_attention_gmacs,omitempty"`
+	// DenoiserLayers is the transformer layers one denoiser pass runs (UNet: the
+	// BasicTransformerBlocks of all its Transformer2DModels; FLUX: 19 double- and 38
+	// single-stream blocks).
+	DenoiserLayers int `json:"denoiser_layers,omitempty"`
+	// VAEDecodeGMACs is the VAE decoder for one image at DefaultResolution, counted the
+	// same way (AutoencoderKL with block_out_channels [128, 256, 512, 512] and
+	// layers_per_block 2, the vae/config.json of all three catalog pipelines), less its
+	// one mid-block attention's products (5 % at 1024²).
+	VAEDecodeGMACs float64 `json:"vae_decode_gmacs,omitempty"`
+
 	// derived from the denoiser config
 	Attn []AttnLevel
 	Dit  *DiTSpec
