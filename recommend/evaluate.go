@@ -96,6 +96,22 @@ type timingVal struct {
 	set bool
 	t   jobtime.Timing
 	ok  bool
+	// unit is t's seconds per unit of work (+Inf untimed), secs the whole job's run
+	// seconds (0 without a job size): memoized with t, so an offer costs a multiply.
+	unit, secs float64
+}
+
+// fill sets tv from timing t of tm: its seconds per unit of work and the job's run time.
+func (e *evaluator) fill(tv *timingVal, tm *jobtime.TimeModel, t jobtime.Timing, ok bool) {
+	tv.t, tv.ok, tv.set = t, ok, true
+	tv.unit = math.Inf(1)
+	if !ok {
+		return
+	}
+	tv.unit = unitSeconds(tm, t)
+	if w := e.in.work(); w > 0 && !math.IsInf(tv.unit, 1) {
+		tv.secs = tm.JobSeconds(t, w, e.in.Requests)
+	}
 }
 
 // maxCachedGPUs bounds the GPU counts the variant cache holds; larger counts (none
@@ -181,15 +197,23 @@ func (e *evaluator) gpusFor(o *pricing.Offer) int {
 
 // cand is an offer that fits, before it is turned into a Fit.
 type cand struct {
-	i       int
-	primary float64 // price per hour, or job cost when ranking by job
-	spare   float64
-	hours   float64 // run hours, -1 when unknown
-	total   float64 // setup + run hours
-	cost    float64 // billed job cost
-	vk      variantKey
-	need    float64
-	tim     *jobtime.Timing // nil until timed
+	i int
+	// primary is the ranking's figure: the price per hour (--rank hourly), the billed job
+	// cost (the job's size known) or the cost per unitScale units of work; +Inf when
+	// untimed under --rank job. shown is primary as printed (pricing.RoundUSD): costs
+	// that print alike tie, and the faster offer wins.
+	primary, shown float64
+	// speed breaks those ties: setup + run hours when the job's size is known, else
+	// seconds per unit of work; +Inf when untimed.
+	speed float64
+	unit  float64 // seconds per unit of work over the offer's GPUs; +Inf when untimed
+	spare float64
+	hours float64 // run hours, -1 when unknown
+	total float64 // setup + run hours
+	cost  float64 // billed job cost
+	vk    variantKey
+	need  float64
+	tim   *jobtime.Timing // nil until timed
 }
 
 // timeModel returns the variant's time model, built once.
@@ -197,6 +221,7 @@ func (e *evaluator) timeModel(v *variant) *jobtime.TimeModel {
 	if v.tm == nil {
 		tm := jobtime.TimeModelFor(e.in.Model, v.res)
 		tm.Engine, tm.MFU = e.in.Engine, e.in.MFU
+		tm.Steps = float64(e.in.Steps)
 		tm.PromptTokens, tm.OutputTokens = e.in.PromptTokens, e.in.OutputTokens
 		v.tm = tm
 	}
@@ -218,16 +243,7 @@ func (e *evaluator) timeJob(cd *cand, v *variant, o *pricing.Offer, c *gpuCaps) 
 	if nodes > 1 {
 		return e.timeCluster(cd, tm, o, c, count, nodes)
 	}
-	var f *offerFacts
-	if e.in.facts != nil {
-		f = &e.in.facts[cd.i]
-	} else {
-		f = new(offerFacts) // hourly ranking: only the reported offers are timed
-	}
-	if !f.set {
-		b := jobtime.BillingFor(o.Provider)
-		*f = offerFacts{inc: float32(b.Increment), min: float32(b.Minimum), pcie: jobtime.InstanceGPULink(o.Provider, o.InstanceType) == 0, set: true}
-	}
+	f := e.in.factsOf(cd.i)
 	var tv *timingVal
 	if !o.Fractional() && e.in.nCaps > 0 {
 		slot := 2 * c.idx
@@ -252,28 +268,40 @@ func (e *evaluator) timeJob(cd *cand, v *variant, o *pricing.Offer, c *gpuCaps) 
 				jobtime.ApplyPowerCap(&g, jobtime.PowerCapTFLOPS(c.spec, true)) // the PCIe card's TDP
 			}
 		}
+		var t jobtime.Timing
 		if ok {
-			tv.t, tv.ok = tm.Estimate(&g)
+			t, ok = tm.Estimate(&g)
 		}
-		tv.set = true
+		e.fill(tv, tm, t, ok)
 	}
 	if !tv.ok {
 		return false
 	}
-	t := &tv.t
-	cd.tim = t
-	if e.in.Tokens <= 0 {
-		return true
-	}
-	e.bill(cd, tm, t, jobtime.Billing{Increment: float64(f.inc), Minimum: float64(f.min)}, o.PriceUSDHr)
+	e.bill(cd, tv, jobtime.Billing{Increment: float64(f.inc), Minimum: float64(f.min)})
 	return true
 }
 
-// bill sets cd's run hours, setup-plus-run hours and billed cost at pricePerHour.
-func (e *evaluator) bill(cd *cand, tm *jobtime.TimeModel, t *jobtime.Timing, b jobtime.Billing, pricePerHour float64) {
-	cd.hours = tm.JobSeconds(*t, e.in.Tokens, e.in.Requests) / 3600
-	cd.total = cd.hours + e.setup
-	cd.cost = b.BilledHours(cd.total) * pricePerHour
+// bill records timing tv on cd: seconds per unit of work and, when the job's size is
+// known, run hours, setup-plus-run hours and the billed cost at the offer's price (its
+// cluster's for a multi-node plan).
+func (e *evaluator) bill(cd *cand, tv *timingVal, b jobtime.Billing) {
+	cd.tim = &tv.t
+	cd.unit, cd.speed = tv.unit, tv.unit
+	if e.in.work() > 0 && !math.IsInf(tv.unit, 1) {
+		cd.hours = tv.secs / 3600
+		cd.total = cd.hours + e.setup
+		cd.cost = b.BilledHours(cd.total) * e.in.Offers[cd.i].PriceUSDHr * float64(max(cd.vk.nodes, 1))
+		cd.speed = cd.total
+	}
+}
+
+// unitSeconds is the time model's seconds per unit of work; +Inf when not timed.
+func unitSeconds(tm *jobtime.TimeModel, t jobtime.Timing) float64 {
+	u := tm.UnitSeconds(t)
+	if !(u > 0) {
+		return math.Inf(1)
+	}
+	return u
 }
 
 // timeCluster times a multi-node plan (--nodes): training runs ZeRO-3 over every GPU of
@@ -295,14 +323,13 @@ func (e *evaluator) timeCluster(cd *cand, tm *jobtime.TimeModel, o *pricing.Offe
 			g.LinkGBs = min(g.LinkGBs, ic.GbpsPerNode/8/perNode) // Gbit/s per node -> GB/s per GPU
 		}
 	}
+	tv := new(timingVal)
 	t, ok := tm.Estimate(&g)
-	if !ok {
+	e.fill(tv, tm, t, ok)
+	if !tv.ok {
 		return false
 	}
-	cd.tim = &t
-	if e.in.Tokens > 0 {
-		e.bill(cd, tm, &t, jobtime.BillingFor(o.Provider), o.PriceUSDHr*float64(nodes))
-	}
+	e.bill(cd, tv, e.in.billing(o.Provider))
 	return true
 }
 
@@ -325,7 +352,7 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	if e.fp8 && !(c.known && c.fp8) {
 		return cand{}, false // fp8 kernels need fp8 tensor cores (fp8.go); see Recommendation.Excluded
 	}
-	if r, _ := e.needs.reason(c); r != "" {
+	if e.needs.code(c) != "" {
 		return cand{}, false // the software stack (stack.go); see Recommendation.Excluded
 	}
 	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
@@ -341,27 +368,40 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	if e.offload && o.RAMGiB < v.res.CPURAMGiB*(1+OffloadRAMMarginPct/100)+OffloadRAMMarginGiB {
 		return cand{}, false
 	}
-	cd := cand{i: i, primary: o.PriceUSDHr * float64(max(n, 1)), spare: mem - v.need, hours: -1, vk: vk, need: v.need}
-	// Job time is needed per offer only to rank by job cost or to hold a deadline;
-	// hourly ranking computes it for the few offers it reports (in fit).
-	if e.in.Rank == RankJob || e.in.Deadline > 0 {
-		timed := e.timeJob(&cd, v, o, c) && cd.hours >= 0
-		if e.in.Deadline > 0 && (!timed || cd.total > e.in.Deadline.Hours()) {
-			return cand{}, false
-		}
-		if e.in.Rank == RankJob {
-			cd.primary = math.Inf(1)
-			if timed {
-				cd.primary = cd.cost
-			}
+	price := o.PriceUSDHr * float64(max(n, 1))
+	inf := math.Inf(1)
+	cd := cand{i: i, primary: price, spare: mem - v.need, hours: -1, unit: inf, speed: inf, vk: vk, need: v.need}
+	// Every offer is timed (memoized per GPU model and link): the ranking reads the cost
+	// of the work, ties go to the faster offer, and a deadline drops the slow ones.
+	e.timeJob(&cd, v, o, c)
+	if e.in.Deadline > 0 && (cd.hours < 0 || cd.total > e.in.Deadline.Hours()) {
+		return cand{}, false
+	}
+	if e.in.Rank == RankJob {
+		switch {
+		case cd.hours >= 0:
+			cd.primary = cd.cost
+		case e.in.work() <= 0 && !math.IsInf(cd.unit, 1):
+			cd.primary = cd.unit / 3600 * price * e.in.unitScale()
+		default:
+			cd.primary = inf // untimed: after every timed offer
 		}
 	}
+	cd.shown = pricing.RoundUSD(cd.primary)
 	return cd, true
 }
 
-// better orders by price per hour (or job cost), then least spare VRAM per GPU (the
-// offer that "just covers" the job), then the offer key, so results are deterministic.
+// better orders by the ranking's figure as shown, then the faster offer, then the
+// figure itself, the price, the least spare VRAM per GPU (the offer that "just covers"
+// the job) and the offer key, so results are deterministic. Within one offer shape
+// (same speed and spare) it orders by price, then key: the order the store reads them.
 func (e *evaluator) better(a, b *cand) bool {
+	if a.shown != b.shown {
+		return a.shown < b.shown
+	}
+	if a.speed != b.speed {
+		return a.speed < b.speed
+	}
 	if a.primary != b.primary {
 		return a.primary < b.primary
 	}
@@ -392,15 +432,26 @@ func keyLess(a, b *pricing.Offer) bool {
 // fit turns a candidate into the reported Fit.
 func (e *evaluator) fit(cd cand) Fit {
 	o := &e.in.Offers[cd.i]
-	f := Fit{Offer: o.WithUsableMemory(), NeedPerGPUGiB: fit.Round3(cd.need), SparePerGPUGiB: fit.Round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk}
+	f := Fit{Offer: o.WithUsableMemory(), NeedPerGPUGiB: fit.Round3(cd.need), SparePerGPUGiB: fit.Round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk,
+		rank: cd.primary, unit: cd.unit}
 	if cd.tim == nil {
 		e.timeJob(&cd, e.variant(cd.vk), o, e.caps[cd.i])
+		f.unit = cd.unit
 	}
-	if t := cd.tim; t != nil && t.TokensPerSec > 0 {
-		f.TokensPerSec, f.TimeBound = ptr(fit.Round3(t.TokensPerSec)), t.Bound
-		if !e.job.IsTraining() {
+	if t := cd.tim; t != nil && !math.IsInf(cd.unit, 1) {
+		f.TimeBound = t.Bound
+		perUnit := cd.unit / 3600 * o.PriceUSDHr * float64(max(cd.vk.nodes, 1))
+		switch {
+		case e.in.Model.IsImageModel():
+			f.ImagesPerSec = ptr(fit.Round3(t.ImagesPerSec))
+			f.USDPerImage = ptr(roundCost(perUnit))
+		case e.job.IsTraining():
+			f.TokensPerSec = ptr(fit.Round3(t.TokensPerSec))
+			f.USDPerMTokens = ptr(roundCost(perUnit * 1e6))
+		default:
+			f.TokensPerSec = ptr(fit.Round3(t.TokensPerSec))
 			f.TTFTSec = ptr(fit.Round3(t.TTFTSec))
-			f.USDPerMOutTokens = ptr(fit.Round3(o.PriceUSDHr / (t.TokensPerSec * 3600) * 1e6))
+			f.USDPerMOutTokens = ptr(roundCost(perUnit * 1e6))
 		}
 	}
 	if cd.hours >= 0 {

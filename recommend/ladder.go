@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pickergpu/picker/fit"
@@ -13,8 +14,11 @@ import (
 
 // The savings ladder: each standard memory technique, written as the job flags that ask
 // for it, applied on its own to the job as asked. A rung is shown only when it lowers the
-// need per GPU and its cheapest fitting offer costs less than the job's (or the job fits
-// nowhere and the rung makes it fit); the others are listed as rejected with the reason.
+// need per GPU and its best offer does the work for less than the top offer does the job
+// as asked, judged by the ranking's own figure (the job's dollars, the dollars per unit
+// of work, or with --rank hourly the price per hour) at the rung's own speed on its own
+// offer; or when the job fits nowhere and the rung makes it fit. The others are listed
+// as rejected with the reason.
 // Rungs are applied through JobParams, the same parsers the CLI and the API bind with, so
 // `picker recommend` with the job's flags plus a rung's flags gives the rung's answer.
 // Plan is the cheapest combination of rungs, found greedily.
@@ -30,13 +34,18 @@ type LadderStep struct {
 	NeedPerGPUGiB float64 `json:"need_per_gpu_gib"`
 	// Cheapest is the best offer with the change; nil when even then nothing fits.
 	Cheapest *Fit `json:"cheapest"`
-	// SavingPct compares Cheapest with the original job's best offer: per hour, or with
-	// --rank job the job's dollars (JobCostUSD); nil when the original job fits nowhere.
+	// SavingPct is how much less Cost is than the top offer's figure for the job as asked
+	// (the job's dollars, or per unit of work; per hour with --rank hourly); nil when the
+	// original job fits nowhere.
 	SavingPct *float64 `json:"saving_pct"`
-	// Slowdown is the job's time with the change over its time without (1.33: a third
-	// slower; below 1: faster), from the time model and the cited factors it lacks.
+	// Slowdown is the job's time with the change on Cheapest over the job as asked on
+	// the top offer (1.33: a third slower; below 1: faster), so a move to a slower GPU
+	// shows; from the time model and the cited factors it lacks. 1 when either is untimed.
 	Slowdown float64 `json:"slowdown"`
-	// JobCostUSD (--rank job) is Cheapest's job cost with the slow-down applied.
+	// Cost is the ranking's figure (Recommendation.RankedBy) for the job with the change
+	// on Cheapest, its cited slow-down applied; JobCostUSD is it when that is the job's
+	// dollars (its size given).
+	Cost       *float64 `json:"cost,omitempty"`
 	JobCostUSD *float64 `json:"job_cost_usd,omitempty"`
 	Tradeoff   string   `json:"tradeoff"`
 }
@@ -141,7 +150,7 @@ func newLadderRun(in *RecommendInput, caps []*gpuCaps, baseEv *evaluator, baseFi
 		b := baseFits[0]
 		lr.base.best = &b
 		lr.base.res = baseEv.variant(b.vk).res
-		lr.base.cost = lr.costOf(&b, 1)
+		lr.base.cost = b.rank
 	}
 	switch {
 	case in.Job.IsTraining():
@@ -152,7 +161,11 @@ func newLadderRun(in *RecommendInput, caps []*gpuCaps, baseEv *evaluator, baseFi
 		lr.rungs = inferenceRungs
 	}
 	lr.ctx = rungCtx{m: in.Model, res: baseRes, multiGPU: !in.PinGPUs || in.Job.GPUs > 1}
-	lr.cheaperOnly(in, caps)
+	sub := *in
+	sub.Offers, lr.caps = ladderOffers(in, caps) // classes.go
+	lr.cheaperOnly(&sub)
+	sub.facts = make([]offerFacts, len(sub.Offers))
+	lr.in = &sub
 	return lr
 }
 
@@ -161,33 +174,44 @@ func newLadderRun(in *RecommendInput, caps []*gpuCaps, baseEv *evaluator, baseFi
 // rung save, and a rung's best offer, when it saves, is among them (so its answer is
 // the one `picker recommend` with its flags gives over every offer). The ladder then
 // evaluates a few offers instead of every one for each of its rungs and plan steps.
-func (lr *ladderRun) cheaperOnly(in *RecommendInput, caps []*gpuCaps) {
-	if lr.base.best == nil || in.Rank == RankJob {
+func (lr *ladderRun) cheaperOnly(sub *RecommendInput) {
+	if lr.base.best == nil || sub.Rank == RankJob {
 		return
 	}
-	sub := *in
-	sub.Offers, sub.facts = nil, nil
-	lr.caps = nil
-	for i := range in.Offers {
-		if in.Offers[i].PriceUSDHr < lr.base.best.PriceUSDHr {
-			sub.Offers = append(sub.Offers, in.Offers[i])
-			lr.caps = append(lr.caps, caps[i])
+	var offers []pricing.Offer
+	var caps []*gpuCaps
+	for i := range sub.Offers {
+		if sub.Offers[i].PriceUSDHr < lr.base.best.PriceUSDHr {
+			offers = append(offers, sub.Offers[i])
+			caps = append(caps, lr.caps[i])
 		}
 	}
-	lr.in = &sub
+	sub.Offers, lr.caps = offers, caps
 	lr.narrowed = true
 }
 
 // costOf is a fit's figure in the ranking in use, with the slow-down the time model does
-// not see (extra) applied to the job cost.
+// not see (extra) applied to the cost of the work (not to a price per hour).
 func (lr *ladderRun) costOf(f *Fit, extra float64) float64 {
 	if lr.in.Rank == RankJob {
-		if f.EstCostUSD == nil {
-			return math.Inf(1)
-		}
-		return *f.EstCostUSD * extra
+		return f.rank * extra
 	}
-	return f.PriceUSDHr
+	return f.rank
+}
+
+// costUnit names the ranking's figure in a rejected rung's reason.
+func (lr *ladderRun) costUnit() string {
+	switch lr.in.rankedBy() {
+	case RankedByPricePerHour:
+		return "$/h"
+	case RankedByJobCost:
+		return "job $"
+	case RankedByMTokens:
+		return "$/M tokens"
+	case RankedByMOutTokens:
+		return "$/M output tokens"
+	}
+	return "$/1K images"
 }
 
 // try judges the job with flags fs added, memoised by the flags.
@@ -279,7 +303,10 @@ func (lr *ladderRun) path(idx []int) (*trial, []flagVal, float64, float64) {
 		return final, fs, 0, 0
 	}
 	// Slow-down per step on the final offer: the time model's ratio, times the rung's
-	// factor where the rung says the model misses part of it.
+	// factor where the rung says the model misses part of it (extra). The slow-down
+	// shown is the time model's whole ratio, the job with the changes on their offer over
+	// the job as asked on the top offer, times extra; without both times, the product of
+	// the steps' ratios on the final offer.
 	slow, extra := 1.0, 1.0
 	prevH := lr.hoursOn(evs[0], final.best)
 	prevRes := lr.base.res
@@ -301,6 +328,9 @@ func (lr *ladderRun) path(idx []int) (*trial, []flagVal, float64, float64) {
 		slow *= f
 		extra *= f / orOne(modelled)
 		prevH, prevRes = h, v.res
+	}
+	if b := lr.base.best; b != nil && !math.IsInf(b.unit, 1) && !math.IsInf(final.best.unit, 1) {
+		slow = final.best.unit / b.unit * extra
 	}
 	return final, fs, slow, extra
 }
@@ -342,9 +372,11 @@ func (lr *ladderRun) judge(name, tradeoff string, idx []int) (LadderStep, bool, 
 	step.DeviceTotalGiB = t.res.DeviceTotalGiB
 	step.NeedPerGPUGiB = b.NeedPerGPUGiB
 	cost := lr.costOf(&b, extra)
-	if lr.in.Rank == RankJob && !math.IsInf(cost, 1) {
-		c := fit.Round3(cost)
-		step.JobCostUSD = &c
+	if !math.IsInf(cost, 1) {
+		step.Cost = ptr(roundCost(cost))
+		if lr.in.rankedBy() == RankedByJobCost {
+			step.JobCostUSD = ptr(roundCost(cost))
+		}
 	}
 	// The need per GPU, compared at the step's GPU count.
 	if bv := lr.base.ev.variant(b.vk); bv.err == nil && b.NeedPerGPUGiB >= fit.Round3(bv.need)-1e-6 {
@@ -357,18 +389,28 @@ func (lr *ladderRun) judge(name, tradeoff string, idx []int) (LadderStep, bool, 
 		return step, false, "job cost unknown (no datasheet figure for the GPU)", true
 	}
 	if !(cost < lr.base.cost-1e-9) {
-		unit := "$/h"
-		if lr.in.Rank == RankJob {
-			unit = "job $"
-		}
-		return step, false, fmt.Sprintf("no cheaper offer: %s %s with it, %s without", unit, num2(cost), num2(lr.base.cost)), true
+		return step, false, fmt.Sprintf("no cheaper offer: %s %s with it, %s without (%s, %s)", lr.costUnit(), pricing.FormatUSD(cost), pricing.FormatUSD(lr.base.cost),
+			b.GPUModel, timeRatio(step.Slowdown)), true
 	}
 	s := math.Round((lr.base.cost-cost)/lr.base.cost*1000) / 10
 	if s <= 0 {
-		return step, false, fmt.Sprintf("saves under 0.05 %% (%s vs %s)", num2(cost), num2(lr.base.cost)), true
+		return step, false, fmt.Sprintf("saves under 0.05 %% (%s vs %s)", pricing.FormatUSD(cost), pricing.FormatUSD(lr.base.cost)), true
 	}
 	step.SavingPct = &s
 	return step, true, "", true
+}
+
+// ladderOmits says what the ladder leaves out and why: the other advice given for "CUDA
+// out of memory" changes host memory or fixes a leak, not a correct loop's peak. PyTorch's
+// torch.cuda.empty_cache documentation: it "doesn't increase the amount of GPU memory
+// available for PyTorch"; DataLoader workers and pinned memory live in host RAM
+// (torch.utils.data docs, "Memory Pinning"); del and gc.collect free only tensors the
+// loop no longer uses, which a correct loop's peak does not hold.
+func ladderOmits(in *RecommendInput) string {
+	if in.Job.IsTraining() {
+		return "left out: DataLoader workers and pinned memory (host RAM), del/gc.collect() and torch.cuda.empty_cache() (they free tensors a leak keeps or cached blocks, not a correct training step's peak)"
+	}
+	return "left out: torch.cuda.empty_cache() and del/gc.collect() (they return cached blocks or free leaked tensors, not a correct run's peak)"
 }
 
 // ladder builds the helpful rungs, the rejected ones and the plan.
@@ -416,11 +458,8 @@ func (lr *ladderRun) plan(applicable []int) *Plan {
 			return cand{}, false
 		}
 		c := math.Inf(1)
-		if step.Cheapest != nil {
-			c = lr.costOf(step.Cheapest, 1)
-			if step.JobCostUSD != nil {
-				c = *step.JobCostUSD
-			}
+		if step.Cost != nil {
+			c = *step.Cost
 		}
 		return cand{sorted, step, c}, true
 	}
@@ -487,3 +526,10 @@ func gpuCount(g int) string {
 	}
 	return fmt.Sprintf("at %d GPUs", g)
 }
+
+// roundCost keeps a cost to the precision it can be shown and compared at (six decimals:
+// a cost per image is a fraction of a cent).
+func roundCost(v float64) float64 { return pricing.RoundTo(v, 6) }
+
+// timeRatio is a slow-down as the ladder prints it.
+func timeRatio(x float64) string { return "time ×" + strconv.FormatFloat(fit.Round3(x), 'f', -1, 64) }

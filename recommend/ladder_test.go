@@ -65,17 +65,17 @@ type ladderJob struct {
 }
 
 var ladderJobs = []ladderJob{
-	{"llm inference long context", "llama-3-8b", fit.Job{Batch: 16, SeqLen: 8192}, false, ""},
-	{"llm inference 70b", "llama-3-70b", fit.Job{}, false, ""},
-	{"lora", "llama-3-8b", fit.Job{Task: fit.TaskLoRA, Batch: 4, SeqLen: 2048}, false, ""},
-	{"qlora", "llama-2-7b", fit.Job{Task: fit.TaskQLoRA, Batch: 8, SeqLen: 4096}, false, ""},
-	{"full ft", "llama-3-8b", fit.Job{Task: fit.TaskFullFT}, false, ""},
-	{"full ft eager fp32", "tinyllama-1.1b", fit.Job{Task: fit.TaskFullFT, Precision: "fp32", Attention: "eager", Batch: 8}, false, ""},
+	{"llm inference long context", "llama-3-8b", fit.Job{Batch: 16, SeqLen: 8192}, false, RankHourly},
+	{"llm inference 70b", "llama-3-70b", fit.Job{}, false, RankHourly},
+	{"lora", "llama-3-8b", fit.Job{Task: fit.TaskLoRA, Batch: 4, SeqLen: 2048}, false, RankHourly},
+	{"qlora", "llama-2-7b", fit.Job{Task: fit.TaskQLoRA, Batch: 8, SeqLen: 4096}, false, RankHourly},
+	{"full ft", "llama-3-8b", fit.Job{Task: fit.TaskFullFT}, false, RankHourly},
+	{"full ft eager fp32", "tinyllama-1.1b", fit.Job{Task: fit.TaskFullFT, Precision: "fp32", Attention: "eager", Batch: 8}, false, RankHourly},
 	{"full ft rank job", "llama-3-8b", fit.Job{Task: fit.TaskFullFT}, false, RankJob},
-	{"multi-gpu zero3", "llama-2-13b", fit.Job{Task: fit.TaskFullFT, GPUs: 4, Shard: "zero3"}, true, ""},
-	{"multi-gpu offload", "llama-2-13b", fit.Job{Task: fit.TaskFullFT, GPUs: 2, Shard: "zero2", Offload: "optimizer"}, true, ""},
-	{"image gen flux", "flux.1-dev", fit.Job{}, false, ""},
-	{"image gen sdxl fp16", "sdxl-base", fit.Job{Precision: "fp16", Images: 4}, false, ""},
+	{"multi-gpu zero3", "llama-2-13b", fit.Job{Task: fit.TaskFullFT, GPUs: 4, Shard: "zero3"}, true, RankHourly},
+	{"multi-gpu offload", "llama-2-13b", fit.Job{Task: fit.TaskFullFT, GPUs: 2, Shard: "zero2", Offload: "optimizer"}, true, RankHourly},
+	{"image gen flux", "flux.1-dev", fit.Job{}, false, RankHourly},
+	{"image gen sdxl fp16", "sdxl-base", fit.Job{Precision: "fp16", Images: 4}, false, RankHourly},
 }
 
 func ladderInput(t *testing.T, lj ladderJob, j fit.Job) RecommendInput {
@@ -90,8 +90,14 @@ func ladderInput(t *testing.T, lj ladderJob, j fit.Job) RecommendInput {
 // step's need and top offer.
 func checkReproduces(t *testing.T, lj ladderJob, what string, st LadderStep) {
 	t.Helper()
-	j := parseFlags(t, lj.job, st.Flags)
-	rec, err := Recommend(ladderInput(t, lj, j))
+	checkReproducesOn(t, ladderInput(t, lj, lj.job), what, st)
+}
+
+// checkReproducesOn is checkReproduces for the ladder of input in.
+func checkReproducesOn(t *testing.T, in RecommendInput, what string, st LadderStep) {
+	t.Helper()
+	in.Job = parseFlags(t, in.Job, st.Flags)
+	rec, err := Recommend(in)
 	if err != nil {
 		t.Errorf("%s %q: recommend with its flags: %v", what, st.Flags, err)
 		return
@@ -125,7 +131,10 @@ func TestLadderSavesAndReproduces(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(rec.Ladder) == 0 {
-				t.Fatalf("no ladder; rejected: %+v", rec.Rejected)
+				if lj.rank == RankHourly {
+					t.Fatalf("no ladder; rejected: %+v", rec.Rejected)
+				}
+				return // by the cost of the work, no rung may save on this catalogue
 			}
 			base := rec.Offers
 			for _, st := range rec.Ladder {
@@ -184,7 +193,7 @@ func TestLadderNamedRungs(t *testing.T) {
 		return false
 	}
 	m := mustModel(t, "llama-3-8b")
-	rec := recommend(t, RecommendInput{Model: m, Job: fit.Job{Task: fit.TaskFullFT}, Offers: ladderCatalogue()})
+	rec := recommend(t, RecommendInput{Model: m, Job: fit.Job{Task: fit.TaskFullFT}, Offers: ladderCatalogue(), Rank: RankHourly})
 	for _, f := range []string{"--precision bf16", "--optimizer adamw-8bit"} {
 		if !has(rec, f) {
 			t.Errorf("Llama-3-8B full fine-tune ladder lacks %s: %+v; rejected %+v", f, rec.Ladder, rec.Rejected)
@@ -238,5 +247,73 @@ func TestRecommendTopClamped(t *testing.T) {
 	rec := recommend(t, RecommendInput{Model: mustModel(t, "llama-2-7b"), Job: fit.Job{}, Offers: offers, Top: math.MaxInt, ByRegion: true})
 	if len(rec.Offers) == 0 || len(rec.Offers) > len(offers) {
 		t.Errorf("%d offers shown of %d", len(rec.Offers), len(offers))
+	}
+}
+
+// TestLadderNeverDearer: ranked by the cost of the work (the default, per unit of work,
+// and with the job's size, per job), the top offer's figure is the least of every fitting
+// offer's, and no ladder row or plan costs more than the top offer does the job as
+// asked; each row's saving is of that figure and its slow-down is its time on its own
+// offer over the job's on the top offer (TIME shows a move to a slower GPU).
+func TestLadderNeverDearer(t *testing.T) {
+	rows := 0
+	defer func() {
+		if rows == 0 {
+			t.Error("no ladder row or plan in any job: nothing was checked")
+		}
+		t.Logf("%d rows and plans checked", rows)
+	}()
+	for _, lj := range ladderJobs {
+		for _, tokens := range []float64{0, 1e8} {
+			lj := lj
+			lj.rank = RankJob
+			t.Run(fmt.Sprintf("%s/tokens=%g", lj.name, tokens), func(t *testing.T) {
+				in := ladderInput(t, lj, lj.job)
+				if tokens == 0 {
+					in.Tokens = 0
+				} else if in.Model.IsImageModel() {
+					in.Tokens, in.Images = 0, 1000
+				}
+				all := in
+				all.Top, all.ByRegion = len(in.Offers), true
+				every := recommend(t, all)
+				if len(every.Offers) == 0 {
+					t.Skip("nothing fits")
+				}
+				for i, f := range every.Offers {
+					if pricing.RoundUSD(f.rank) < pricing.RoundUSD(every.Offers[0].rank) { // ties as shown go to the faster
+						t.Errorf("offer %d %s costs %v, less than the top %s's %v", i, f.InstanceType, f.rank, every.Offers[0].InstanceType, every.Offers[0].rank)
+					}
+					if i > 0 && pricing.RoundUSD(f.rank) < pricing.RoundUSD(every.Offers[i-1].rank) {
+						t.Errorf("offer %d %s (%v) ranked after a dearer one (%v)", i, f.InstanceType, f.rank, every.Offers[i-1].rank)
+					}
+				}
+				rec := recommend(t, in)
+				top := rec.Offers[0]
+				steps := rec.Ladder
+				if rec.Plan != nil {
+					steps = append(steps, rec.Plan.LadderStep)
+				}
+				for _, st := range steps {
+					if st.Cost == nil || st.SavingPct == nil || !(*st.Cost < top.rank) {
+						t.Errorf("row %q (%s): cost %v, saving %v, top offer %v: a row must do the job for less", st.Change, st.Flags, st.Cost, st.SavingPct, top.rank)
+						continue
+					}
+					if want := math.Round((top.rank-*st.Cost)/top.rank*1000) / 10; math.Abs(want-*st.SavingPct) > 0.11 {
+						t.Errorf("row %q saving %v %%; its cost says %v %%", st.Change, *st.SavingPct, want)
+					}
+					if lj.job.IsTraining() && st.Change != "" {
+						if want := fit.Round3(st.Cheapest.unit / top.unit); math.Abs(st.Slowdown-want) > 0.002 {
+							t.Errorf("row %q slowdown %v; its offer's time over the top offer's is %v", st.Change, st.Slowdown, want)
+						}
+					}
+					checkReproducesOn(t, in, "row "+st.Change, st)
+				}
+				rows += len(steps)
+				if rec.LadderOmits == "" || rec.RankedBy == "" {
+					t.Errorf("ladder_omits %q, ranked_by %q", rec.LadderOmits, rec.RankedBy)
+				}
+			})
+		}
 	}
 }

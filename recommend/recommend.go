@@ -35,20 +35,35 @@ const (
 type Rank string
 
 const (
-	RankHourly Rank = "hourly" // cheapest per instance-hour
-	RankJob    Rank = "job"    // cheapest for the whole job (needs Tokens)
+	// RankJob (the default) ranks by the cost of the work: the job's billed dollars when
+	// its size is known (Tokens, Requests x OutputTokens, Images), else the dollars per
+	// unit of work (RankedBy). Offers the time model cannot time rank after every timed
+	// one.
+	RankJob Rank = "job"
+	// RankHourly ranks by the price of an instance-hour, whatever the offer's speed.
+	RankHourly Rank = "hourly"
 )
 
-// ParseRank accepts hourly or job; "" is hourly.
+// ParseRank accepts job or hourly; "" is job.
 func ParseRank(v string) (Rank, error) {
 	switch r := Rank(v); r {
-	case "", RankHourly:
-		return RankHourly, nil
-	case RankJob:
+	case "", RankJob:
+		return RankJob, nil
+	case RankHourly:
 		return r, nil
 	}
-	return "", pricing.ParamErrorf(pricing.Invalid, "rank", "--rank %q: want hourly or job", v)
+	return "", pricing.ParamErrorf(pricing.Invalid, "rank", "--rank %q: want job or hourly", v)
 }
+
+// What Recommendation.RankedBy says the offers are ordered by: the Fit field of the
+// figure, so a reader of the JSON knows which one to read.
+const (
+	RankedByJobCost      = "est_cost_usd"            // the job's billed dollars
+	RankedByMTokens      = "usd_per_m_tokens"        // training: per million trained tokens
+	RankedByMOutTokens   = "usd_per_m_output_tokens" // inference: per million output tokens, prompts included
+	RankedByImage        = "usd_per_image"           // image generation: per image
+	RankedByPricePerHour = "price_usd_hr"            // --rank hourly
+)
 
 // RecommendInput is everything Recommend needs; offers are already filtered by the
 // caller's provider/region/GPU/purchase/price filters.
@@ -60,8 +75,12 @@ type RecommendInput struct {
 	PinGPUs     bool
 	Offers      []pricing.Offer
 	HeadroomPct float64 // percent; negative means DefaultHeadroomPct
-	Rank        Rank    // "" = RankHourly
-	Tokens      float64 // training or generated tokens of the whole job; 0 = no time estimate
+	Rank        Rank    // "" = RankJob
+	Tokens      float64 // training or generated tokens of the whole job; 0 = rank per unit of work
+	// Images is the images an image-generation job makes (--image-count); 0 = rank per
+	// image. Steps is its denoising steps (--steps); 0 = the pipeline's default.
+	Images float64
+	Steps  int
 	// MFU > 0 overrides the time model's per-architecture GEMM efficiency (--mfu).
 	MFU float64
 	// Inference workload (issue 15): Engine ("" = DefaultEngine), prompt and output
@@ -81,6 +100,10 @@ type RecommendInput struct {
 	// the distinct GPU models (gpuCaps.idx).
 	facts []offerFacts
 	nCaps int
+	// bills caches jobtime.BillingFor per provider (billing), lastBill the last asked.
+	bills    map[string]jobtime.Billing
+	lastProv string
+	lastBill jobtime.Billing
 	// spanned says why a pinned --gpus larger than every instance became a cluster plan
 	// (spanPinnedGPUs, nodes.go); empty otherwise.
 	spanned string
@@ -114,12 +137,20 @@ type Fit struct {
 	SetupHours  *float64 `json:"setup_hours,omitempty"`
 	BilledHours *float64 `json:"billed_hours,omitempty"`
 	// TokensPerSec: training tokens, or generated tokens in steady decoding at the job's
-	// batch, per second over the offer's GPUs the job uses.
+	// batch, per second over the offer's GPUs the job uses. ImagesPerSec: images per
+	// second (image generation).
 	TokensPerSec *float64 `json:"tokens_per_s,omitempty"`
-	// Inference only: time to first token of one request, and the price of a million
-	// generated tokens at TokensPerSec.
-	TTFTSec          *float64 `json:"ttft_s,omitempty"`
+	ImagesPerSec *float64 `json:"images_per_s,omitempty"`
+	// Inference only: time to first token of one request.
+	TTFTSec *float64 `json:"ttft_s,omitempty"`
+	// The cost of a unit of work on this offer (the whole instance, or cluster, paid for
+	// the time the work takes; no start-up or billing rounding): a million trained tokens
+	// (training), a million output tokens with their prompts' prefill (inference), one
+	// image (image generation). Set on every timed offer; the default ranking's figure
+	// when the job's size is not given.
+	USDPerMTokens    *float64 `json:"usd_per_m_tokens,omitempty"`
 	USDPerMOutTokens *float64 `json:"usd_per_m_output_tokens,omitempty"`
+	USDPerImage      *float64 `json:"usd_per_image,omitempty"`
 	// TimeBound says what limits the job's step: compute, memory, communication, offload,
 	// dequant or dispatch.
 	TimeBound string `json:"time_bound,omitempty"`
@@ -143,6 +174,9 @@ type Fit struct {
 	Interconnect      string  `json:"interconnect,omitempty"`
 
 	vk variantKey // the estimate this fit was judged with
+	// rank is the ranking's figure (cand.primary) and unit the seconds per unit of work
+	// (+Inf untimed): the ladder compares rungs by them.
+	rank, unit float64
 }
 
 // Recommendation is Recommend's answer.
@@ -166,9 +200,15 @@ type Recommendation struct {
 	// CheapestCluster: with --nodes auto, when every offer listed is a single instance,
 	// the cheapest plan of two or more instances (nodes.go).
 	CheapestCluster *Fit `json:"cheapest_cluster,omitempty"`
-	// Frontier (--rank job): every fitting offer that no other beats on both cost and
-	// time (setup plus run), cheapest first.
+	// Frontier (--rank job with the job's size): every fitting offer that no other beats
+	// on both cost and time (setup plus run), cheapest first.
 	Frontier []Fit `json:"frontier,omitempty"`
+	// RankedBy names the Fit field the offers are ordered by (RankedBy* constants);
+	// ties (equal as shown, pricing.RoundUSD) go to the faster offer, then the one with
+	// less spare memory per GPU.
+	RankedBy string `json:"ranked_by"`
+	// LadderOmits says what the savings ladder leaves out and why.
+	LadderOmits string `json:"ladder_omits,omitempty"`
 }
 
 // Recommend ranks the offers that can run the job, builds the savings ladder and the
@@ -183,11 +223,11 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	if !rin.ByRegion {
 		fetch = min(rin.Top*groupFetchFactor, len(rin.Offers))
 	}
-	fits, front := rankFitsFrontier(ev, fetch, rin.Rank == RankJob)
+	fits, front := rankFitsFrontier(ev, fetch, rin.Rank == RankJob && rin.work() > 0)
 	if !rin.ByRegion {
 		fits = groupByRegion(fits, rin.Top)
 	}
-	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}, Frontier: front}
+	rec := &Recommendation{Offers: fits, Ladder: []LadderStep{}, Rejected: []RejectedStep{}, Warnings: []string{}, Frontier: front, RankedBy: rin.rankedBy()}
 	// The estimate is the job as asked, at the best offer's GPU count: an offer's own
 	// adaptation (fp16 on a GPU without bf16) is in that offer's notes and need.
 	rec.Estimate = baseRes
@@ -199,6 +239,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 		}
 	}
 	rec.Ladder, rec.Rejected, rec.Plan = ladder(rin, caps, ev, fits, rec.Estimate)
+	rec.LadderOmits = ladderOmits(rin)
 	rec.Excluded = append(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs)...) // fp8.go, stack.go
 	rec.CheapestCluster = cheapestCluster(rin, caps, fits)
 	rec.Warnings = append(append(warnings(rin, rec), exclusionWarnings(rec.Excluded)...), rec.Estimate.Warnings...)
@@ -218,16 +259,13 @@ func prepare(in RecommendInput) (*RecommendInput, *evaluator, error) {
 		return nil, nil, pricing.Errorf(pricing.Invalid, "no model given")
 	}
 	if in.Rank == "" {
-		in.Rank = RankHourly
+		in.Rank = RankJob
 	}
 	if _, err := ParseRank(string(in.Rank)); err != nil {
 		return nil, nil, err
 	}
 	if in.Tokens == 0 && in.Requests > 0 && in.OutputTokens > 0 {
 		in.Tokens = in.Requests * in.OutputTokens
-	}
-	if in.Rank == RankJob && in.Tokens <= 0 {
-		return nil, nil, pricing.ParamErrorf(pricing.Invalid, "tokens", "--rank job needs --tokens N (training or generated tokens of the whole job; for inference also --requests N with --output-tokens M)")
 	}
 	if err := checkTimeInput(&in); err != nil {
 		return nil, nil, err
@@ -259,23 +297,28 @@ func prepare(in RecommendInput) (*RecommendInput, *evaluator, error) {
 	}
 	caps := make([]*gpuCaps, len(in.Offers))
 	byName := map[string]*gpuCaps{}
+	var last *gpuCaps // offers come grouped by GPU model more often than not
 	for i := range in.Offers {
 		name := in.Offers[i].GPUModel
+		if last != nil && name == in.Offers[i-1].GPUModel {
+			caps[i] = last
+			continue
+		}
 		c, ok := byName[name]
 		if !ok {
 			g, known := pricing.LookupGPU(name)
 			c = &gpuCaps{known: known, bf16: g.SupportsBF16, flash: g.FlashAttention(), fp8: g.FP8, spec: g, idx: len(byName)}
 			byName[name] = c
 		}
-		caps[i] = c
+		caps[i], last = c, c
 	}
 	if err := checkNodeOffers(&in); err != nil { // nodes.go
 		return nil, nil, err
 	}
 	in.nCaps = len(byName)
-	if in.Rank == RankJob || in.Deadline > 0 {
-		in.facts = make([]offerFacts, len(in.Offers))
-	}
+	// Every offer is timed: the ranking reads its cost of the work, and ties go to the
+	// faster offer.
+	in.facts = make([]offerFacts, len(in.Offers))
 	rin := &in
 	ev := newEvaluator(rin, in.Job, caps)
 	ev.base = baseRes
@@ -366,10 +409,56 @@ func checkTimeInput(in *RecommendInput) error {
 	if in.Deadline < 0 {
 		return pricing.ParamErrorf(pricing.Invalid, "deadline", "--deadline %s: want a positive duration", in.Deadline)
 	}
-	if in.Deadline > 0 && in.Tokens <= 0 {
-		return pricing.ParamErrorf(pricing.Invalid, "deadline", "--deadline needs the job's size: --tokens N (or --requests N with --output-tokens M)")
+	image := in.Model.IsImageModel()
+	switch {
+	case in.Images < 0 || math.IsNaN(in.Images) || math.IsInf(in.Images, 0):
+		return pricing.ParamErrorf(pricing.Invalid, "image-count", "--image-count %v: want a non-negative number", in.Images)
+	case in.Steps < 0:
+		return pricing.ParamErrorf(pricing.Invalid, "steps", "--steps %d: want a positive number", in.Steps)
+	case image && in.Tokens > 0:
+		return pricing.ParamErrorf(pricing.Invalid, "tokens", "--tokens sizes a language-model job; %s makes images: --image-count N", in.Model.Name)
+	case !image && in.Images > 0:
+		return pricing.ParamErrorf(pricing.Invalid, "image-count", "--image-count sizes an image-generation job; %s is a language model: --tokens N", in.Model.Name)
+	case !image && in.Steps > 0:
+		return pricing.ParamErrorf(pricing.Invalid, "steps", "--steps applies to image generation; %s is a language model", in.Model.Name)
+	case in.Deadline > 0 && in.work() <= 0:
+		return pricing.ParamErrorf(pricing.Invalid, "deadline", "--deadline needs the job's size: --tokens N (or --requests N with --output-tokens M; --image-count N for images)")
 	}
 	return nil
+}
+
+// work is the job's size in its unit of work (trained or generated tokens, images); 0
+// when not given.
+func (in *RecommendInput) work() float64 {
+	if in.Model != nil && in.Model.IsImageModel() {
+		return in.Images
+	}
+	return in.Tokens
+}
+
+// rankedBy names the figure the offers are ordered by.
+func (in *RecommendInput) rankedBy() string {
+	switch {
+	case in.Rank == RankHourly:
+		return RankedByPricePerHour
+	case in.work() > 0:
+		return RankedByJobCost
+	case in.Model.IsImageModel():
+		return RankedByImage
+	case in.Job.IsTraining():
+		return RankedByMTokens
+	}
+	return RankedByMOutTokens
+}
+
+// unitScale is how many units of work the ranking's per-unit figure is of: a million
+// tokens, or a thousand images (the table's $/1K IMG: an image costs fractions of a cent,
+// and costs are compared as shown).
+func (in *RecommendInput) unitScale() float64 {
+	if in.Model.IsImageModel() {
+		return 1e3
+	}
+	return 1e6
 }
 
 func ptr(v float64) *float64 { return &v }
@@ -454,3 +543,82 @@ func nearestMiss(in *RecommendInput, ev *evaluator, steps []LadderStep) string {
 
 func num1(v float64) string { return fmt.Sprintf("%.1f", v) }
 func num2(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+// RankedLabel is a table's header for the figure rankedBy names (Recommendation.RankedBy),
+// as the CLI and the web page show it; "" for the price per hour, which every table shows
+// anyway.
+func RankedLabel(rankedBy string) string {
+	switch rankedBy {
+	case RankedByJobCost:
+		return "JOB $"
+	case RankedByMTokens:
+		return "$/M TOK"
+	case RankedByMOutTokens:
+		return "$/M OUT"
+	case RankedByImage:
+		return "$/1K IMG"
+	}
+	return ""
+}
+
+// RankedValue is f's figure of rankedBy in the unit RankedLabel names (a cost per image
+// per 1,000 images); nil when f is untimed or the ranking is by the hour.
+func RankedValue(rankedBy string, f *Fit) *float64 {
+	switch rankedBy {
+	case RankedByJobCost:
+		return f.EstCostUSD
+	case RankedByMTokens:
+		return f.USDPerMTokens
+	case RankedByMOutTokens:
+		return f.USDPerMOutTokens
+	case RankedByImage:
+		if f.USDPerImage != nil {
+			return ptr(*f.USDPerImage * 1000)
+		}
+	}
+	return nil
+}
+
+// RankedStepValue is a ladder step's Cost in the unit RankedLabel names.
+func RankedStepValue(rankedBy string, st *LadderStep) *float64 {
+	if st.Cost == nil || rankedBy == RankedByPricePerHour {
+		return nil
+	}
+	if rankedBy == RankedByImage {
+		return ptr(*st.Cost * 1000)
+	}
+	return st.Cost
+}
+
+// factsOf returns offer i's facts for the time model, computed on first use.
+func (in *RecommendInput) factsOf(i int) *offerFacts {
+	var f *offerFacts
+	if in.facts != nil {
+		f = &in.facts[i]
+	} else {
+		f = new(offerFacts)
+	}
+	if !f.set {
+		o := &in.Offers[i]
+		b := in.billing(o.Provider)
+		*f = offerFacts{inc: float32(b.Increment), min: float32(b.Minimum), pcie: jobtime.InstanceGPULink(o.Provider, o.InstanceType) == 0, set: true}
+	}
+	return f
+}
+
+// billing is jobtime.BillingFor(provider), looked up once per provider and call.
+func (in *RecommendInput) billing(provider string) jobtime.Billing {
+	if provider == in.lastProv && in.bills != nil {
+		return in.lastBill
+	}
+	if in.bills == nil {
+		in.bills = map[string]jobtime.Billing{}
+	}
+	b, ok := in.bills[provider]
+	if !ok {
+		b = jobtime.BillingFor(provider)
+		in.bills[provider] = b
+	}
+	in.lastProv, in.lastBill = provider, b
+	return b
+}

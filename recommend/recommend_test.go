@@ -134,7 +134,8 @@ func TestRecommendBF16OnT4(t *testing.T) {
 	m := mustModel(t, "llama-3.2-1b")
 	job := fit.Job{Task: fit.TaskLoRA, Batch: 1, SeqLen: 512}
 	offers := []pricing.Offer{offer("p", "t4", "T4", 1, 16, 0.5), offer("p", "l4", "L4", 1, 24, 0.8)}
-	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	// Per hour the T4 is the cheaper (by the cost of the work the faster L4 may win).
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers, Rank: RankHourly})
 	if len(rec.Offers) == 0 || rec.Offers[0].InstanceType != "t4" {
 		t.Fatalf("fits = %+v; want the T4 first, running fp16", rec.Offers)
 	}
@@ -163,7 +164,7 @@ func TestRecommendFractionalSlice(t *testing.T) {
 	// A 1/8 slice of a 24 GiB L4 holds 3 GiB; a half slice 12 GiB.
 	eighth := offer("aws", "g6f.large", "L4", 0.125, 24, 0.2)
 	half := offer("aws", "g6f.2xlarge", "L4", 0.5, 24, 0.6)
-	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: []pricing.Offer{eighth, half}})
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: []pricing.Offer{eighth, half}, Rank: RankHourly})
 	for _, f := range rec.Offers {
 		if f.MemPerDeviceGiB() < n {
 			t.Errorf("slice %s with %v GiB accepted for a need of %v GiB", f.InstanceType, f.MemPerDeviceGiB(), n)
@@ -190,7 +191,8 @@ func TestRecommendLadderOrderAndSavings(t *testing.T) {
 		offers = append(offers, offer("p", "g"+string(rune('a'+i)), g.name, 1, g.mem, float64(i+1)))
 		offers = append(offers, offer("p", "8x-g"+string(rune('a'+i)), g.name, 8, g.mem, 8*float64(i+1)))
 	}
-	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	// Per hour: the savings are the prices' (TestLadderNeverDearer judges the default).
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers, Rank: RankHourly})
 	// The rungs shown keep the seeds' order of effort (trainingRungs), and the ones a
 	// 7B fp32 full fine-tune on these prices must show are there.
 	last := -1
@@ -241,7 +243,7 @@ func TestRecommendLadderOrderAndSavings(t *testing.T) {
 		t.Errorf("qlora need %v not below lora need %v", q.DeviceTotalGiB, byFlags["--task lora"].DeviceTotalGiB)
 	}
 	// Inference has no training rungs; its weight rungs are int8 then 4-bit.
-	inf := recommend(t, RecommendInput{Model: m, Job: fit.Job{Task: fit.TaskInference}, Offers: offers})
+	inf := recommend(t, RecommendInput{Model: m, Job: fit.Job{Task: fit.TaskInference}, Offers: offers, Rank: RankHourly})
 	var infFlags []string
 	for _, s := range inf.Ladder {
 		infFlags = append(infFlags, s.Flags)
@@ -260,7 +262,7 @@ func TestRecommendJobCostPrefersFasterGPU(t *testing.T) {
 	h100 := offer("p", "h100", "H100", 1, math.Max(80, n+1), 4.0)
 	a100 := offer("p", "a100", "A100-80GB", 1, math.Max(80, n+1), 2.0)
 	tokens := 1e9
-	in := RecommendInput{Model: m, Job: job, Offers: []pricing.Offer{h100, a100}, Tokens: tokens}
+	in := RecommendInput{Model: m, Job: job, Offers: []pricing.Offer{h100, a100}, Tokens: tokens, Rank: RankHourly}
 	hourly := recommend(t, in)
 	if hourly.Offers[0].InstanceType != "a100" {
 		t.Errorf("hourly ranking picked %s; want a100", hourly.Offers[0].InstanceType)
@@ -298,8 +300,20 @@ func TestRecommendJobCostPrefersFasterGPU(t *testing.T) {
 	if !strings.Contains(strings.Join(withX.Warnings, "\n"), "X999") {
 		t.Errorf("warnings %v do not name the X999's missing figure", withX.Warnings)
 	}
-	if _, err := Recommend(RecommendInput{Model: m, Job: job, Offers: in.Offers, Rank: "job"}); err == nil {
-		t.Error("--rank job without --tokens succeeded")
+	// Without the job's size, the default ranks by the dollars per million trained tokens:
+	// the same order, each offer's figure its price over its tokens per hour.
+	perUnit := recommend(t, RecommendInput{Model: m, Job: job, Offers: in.Offers})
+	if perUnit.RankedBy != RankedByMTokens || perUnit.Offers[0].InstanceType != "h100" || perUnit.Offers[len(perUnit.Offers)-1].InstanceType != "x999" {
+		t.Fatalf("ranked by %s: %v; want usd_per_m_tokens with h100 first, x999 (untimed) last", perUnit.RankedBy, instanceTypes(perUnit.Offers))
+	}
+	for _, f := range perUnit.Offers[:2] {
+		want := f.PriceUSDHr / (*f.TokensPerSec * 3600) * 1e6
+		if f.USDPerMTokens == nil || math.Abs(*f.USDPerMTokens-want) > 1e-3 {
+			t.Errorf("%s: $/M tokens %v; want %v", f.InstanceType, f.USDPerMTokens, want)
+		}
+	}
+	if x := perUnit.Offers[2]; x.USDPerMTokens != nil || x.EstHours != nil {
+		t.Errorf("x999 (no datasheet figure) has a cost of the work: %+v", x)
 	}
 }
 

@@ -3,6 +3,7 @@ package recommend
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/pickergpu/picker/fit"
 	"github.com/pickergpu/picker/model"
@@ -72,33 +73,28 @@ func causalLM(m *model.Model) bool {
 	return m.Kind == model.KindCausalLM || m.Kind == model.KindSeq2Seq || m.Kind == model.KindParams
 }
 
-// trainingRungs, in the seeds' order of effort: configuration switches first, then
-// changes to the recipe, then to the method, then to the hardware layout.
+// sdpaRung swaps eager attention for fused kernels, in training and inference alike.
+var sdpaRung = rung{"SDPA/flash attention instead of eager", func(c rungCtx) []flagVal {
+	if c.res.Job.Attention != "eager" {
+		return nil
+	}
+	return fv("attention", "sdpa")
+}, "same results; fused kernels never materialise the s×s attention scores (FlashAttention, Dao et al. 2022) and run faster", timeModel}
+
+// trainingRungs, in the order of effort of the standard recipe (a smaller micro-batch with
+// gradient accumulation, mixed precision, gradient checkpointing, LoRA, ZeRO/FSDP
+// sharding or CPU offload, QLoRA), with picker's other rungs where they belong: the
+// precision variants beside mixed precision, the drop-in kernel and optimizer swaps
+// (attention, fused or 8-bit AdamW, fused cross-entropy) before checkpointing, which
+// costs a forward pass.
 var trainingRungs = []rung{
-	{"SDPA/flash attention instead of eager", func(c rungCtx) []flagVal {
-		if c.res.Job.Attention != "eager" {
+	{"micro-batch 1 with gradient accumulation", func(c rungCtx) []flagVal {
+		j := c.res.Job
+		if j.Batch <= 1 {
 			return nil
 		}
-		return fv("attention", "sdpa")
-	}, "same results; fused kernels never materialise the s×s attention scores (FlashAttention, Dao et al. 2022) and run faster", timeModel},
-	{"fused AdamW step", func(c rungCtx) []flagVal {
-		if c.res.Job.Optimizer != "adamw" || c.res.Job.OptimizerStep != "foreach" {
-			return nil
-		}
-		return fv("optimizer-step", "fused")
-	}, "torch.optim.AdamW(fused=True): same update, no step temporaries; helps when the optimizer step sets the peak", timeModel},
-	{"8-bit AdamW (bitsandbytes)", func(c rungCtx) []flagVal {
-		if c.res.Job.Optimizer != "adamw" {
-			return nil
-		}
-		return fv("optimizer", "adamw-8bit")
-	}, "bnb.optim.AdamW8bit: m and v in 8-bit blocks, 2 instead of 8 bytes per trainable parameter; matches 32-bit Adam on fine-tuning (Dettmers et al. 2021); paged-adamw-8bit also survives memory spikes", timeModel},
-	{"fused linear cross-entropy", func(c rungCtx) []flagVal {
-		if !causalLM(c.m) || c.res.Job.Loss == "fused-linear" {
-			return nil
-		}
-		return fv("loss", "fused-linear")
-	}, "Liger-Kernel LigerFusedLinearCrossEntropyLoss: same loss, the LM head's logits and their gradient computed a chunk at a time in the forward pass (large vocabularies, long sequences)", timeModel},
+		return fv("batch", "1", "grad-accum", strconv.Itoa(j.Batch*max(j.GradAccum, 1)))
+	}, "same effective batch through gradient_accumulation_steps (the gradients are kept across micro-batches); same FLOPs in smaller matmuls, the optimizer step once per effective batch", timeModel},
 	{"bf16 mixed precision", func(c rungCtx) []flagVal {
 		if c.res.Job.Precision != "fp32" {
 			return nil
@@ -119,12 +115,25 @@ var trainingRungs = []rung{
 		}
 		return fv("precision", "bf16")
 	}, "the frozen weights loaded in bf16 instead of fp32, as PEFT/TRL recipes do (the framework's adapter dtype applies); same adapters, no quality loss", timeModel},
-	{"micro-batch 1 with gradient accumulation", func(c rungCtx) []flagVal {
-		if c.res.Job.Batch <= 1 {
+	sdpaRung,
+	{"fused AdamW step", func(c rungCtx) []flagVal {
+		if c.res.Job.Optimizer != "adamw" || c.res.Job.OptimizerStep != "foreach" {
 			return nil
 		}
-		return fv("batch", "1")
-	}, "same effective batch through gradient_accumulation_steps; same FLOPs in smaller matmuls", timeModel},
+		return fv("optimizer-step", "fused")
+	}, "torch.optim.AdamW(fused=True): same update, no step temporaries; helps when the optimizer step sets the peak", timeModel},
+	{"8-bit AdamW (bitsandbytes)", func(c rungCtx) []flagVal {
+		if c.res.Job.Optimizer != "adamw" {
+			return nil
+		}
+		return fv("optimizer", "adamw-8bit")
+	}, "bnb.optim.AdamW8bit: m and v in 8-bit blocks, 2 instead of 8 bytes per trainable parameter; matches 32-bit Adam on fine-tuning (Dettmers et al. 2021); paged-adamw-8bit also survives memory spikes", timeModel},
+	{"fused linear cross-entropy", func(c rungCtx) []flagVal {
+		if !causalLM(c.m) || c.res.Job.Loss == "fused-linear" {
+			return nil
+		}
+		return fv("loss", "fused-linear")
+	}, "Liger-Kernel LigerFusedLinearCrossEntropyLoss: same loss, the LM head's logits and their gradient computed a chunk at a time in the forward pass (large vocabularies, long sequences)", timeModel},
 	{"gradient checkpointing", func(c rungCtx) []flagVal {
 		if c.res.Job.GradCkpt {
 			return nil
@@ -137,20 +146,6 @@ var trainingRungs = []rung{
 		}
 		return fv("task", "lora")
 	}, "trains low-rank adapters only (Hu et al. 2021); close to full fine-tuning for most adaptation tasks, weaker for large domain shifts", timeModel},
-	{"QLoRA (4-bit NF4 base weights)", func(c rungCtx) []flagVal {
-		j := c.res.Job
-		if j.Task != fit.TaskFullFT && j.Task != fit.TaskLoRA {
-			return nil
-		}
-		f := fv("task", "qlora")
-		if j.Quant.Quantized() && !j.Quant.FourBit() {
-			f = append(f, fv("quant", "nf4")...)
-		}
-		if j.Precision == "fp32" {
-			f = append(f, fv("precision", "bf16-mixed")...)
-		}
-		return f
-	}, "bitsandbytes dequantizes the base weights every micro-batch; slightly less accurate than LoRA on 16-bit weights (Dettmers et al. 2023)", timeModel},
 	{"ZeRO-2 across the instance's GPUs", func(c rungCtx) []flagVal {
 		if !c.multiGPU || c.res.Job.Shard.Sharded() {
 			return nil
@@ -184,11 +179,25 @@ var trainingRungs = []rung{
 		}
 		return fv("offload", "optimizer+params")
 	}, "parameters also wait in host RAM and stream in layer by layer in the forward and backward passes: PCIe-bound", timeModel},
+	{"QLoRA (4-bit NF4 base weights)", func(c rungCtx) []flagVal {
+		j := c.res.Job
+		if j.Task != fit.TaskFullFT && j.Task != fit.TaskLoRA {
+			return nil
+		}
+		f := fv("task", "qlora")
+		if j.Quant.Quantized() && !j.Quant.FourBit() {
+			f = append(f, fv("quant", "nf4")...)
+		}
+		if j.Precision == "fp32" {
+			f = append(f, fv("precision", "bf16-mixed")...)
+		}
+		return f
+	}, "bitsandbytes dequantizes the base weights every micro-batch; slightly less accurate than LoRA on 16-bit weights (Dettmers et al. 2023)", timeModel},
 }
 
 // inferenceRungs for language models.
 var inferenceRungs = []rung{
-	{"SDPA/flash attention instead of eager", trainingRungs[0].flags, trainingRungs[0].tradeoff, timeModel},
+	sdpaRung,
 	{"fp8 KV cache", func(c rungCtx) []flagVal {
 		return fv("kv-cache-dtype", "fp8") // applies where the fp8 change (issue 13) adds the flag
 	}, "vLLM kv_cache_dtype=fp8: half the KV cache; small accuracy cost, needs fp8 support (Ada, Hopper, Blackwell)", timeModel},
@@ -226,7 +235,7 @@ var inferenceRungs = []rung{
 
 // imageRungs for diffusion pipelines.
 var imageRungs = []rung{
-	{"SDPA attention instead of eager", trainingRungs[0].flags, "same images; diffusers' AttnProcessor2_0 never materialises the token×token scores", timeModel},
+	{"SDPA attention instead of eager", sdpaRung.flags, "same images; diffusers' AttnProcessor2_0 never materialises the token×token scores", timeModel},
 	{"VAE slicing and tiling", func(c rungCtx) []flagVal {
 		if c.res.Job.VAETiling {
 			return nil

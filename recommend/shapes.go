@@ -3,6 +3,8 @@ package recommend
 import (
 	"math"
 	"slices"
+
+	"github.com/pickergpu/picker/pricing"
 )
 
 // ShapeNeed says how many of one shape's cheapest offers (cheapest first, then by key)
@@ -10,19 +12,6 @@ import (
 type ShapeNeed struct {
 	Limit         int
 	MaxPriceUSDHr float64 // +Inf: no bound
-}
-
-// ShapeReadable reports whether Recommend's answer for in is decided by each shape's
-// cheapest offers, so ShapeNeeds applies. Not so for the time-cost frontier of --rank job
-// (Frontier), which looks at every fitting offer: those jobs read every offer.
-//
-// Exclusions (Recommendation.Excluded: fp8, software stack) count every excluded offer
-// per GPU model. A GPU model is excluded or not as a whole, and every GPU model among the
-// matching offers has some shape's cheapest offer in the shape read, so an answer over the
-// shape read lists the same exclusions in the same order; only their counts need every
-// matching offer's GPU model: RecountExclusions sets them.
-func ShapeReadable(in RecommendInput) bool {
-	return in.Rank != RankJob
 }
 
 // ShapeNeeds lets a caller read only the offers that can appear in Recommend's answer.
@@ -39,6 +28,15 @@ func ShapeReadable(in RecommendInput) bool {
 // ladder rung wants one best offer, and nearestMiss the first largest offer: both are
 // some shape's cheapest. So the shapes that can still win are read up to Top offers,
 // the others not at all, and the read stops once all of that is decided.
+//
+// The time-cost frontier (Frontier) needs only each shape's cheapest offer too: offers of
+// one shape take the same time, so a dearer one is beaten on cost at equal time.
+//
+// Exclusions (Recommendation.Excluded: fp8, software stack) count every excluded offer
+// per GPU model. A GPU model is excluded or not as a whole, and every GPU model among the
+// matching offers has some shape's cheapest offer in the shape read, so an answer over the
+// shape read lists the same exclusions in the same order; only their counts need every
+// matching offer's GPU model: RecountExclusions sets them.
 func ShapeNeeds(in RecommendInput) ([]ShapeNeed, error) {
 	rin, ev, err := prepare(in)
 	if err != nil {
@@ -90,10 +88,15 @@ func ShapeNeeds(in RecommendInput) ([]ShapeNeed, error) {
 }
 
 // rankAfter reports whether a ranks strictly after t on everything but the offer key
-// (ties on the rest are kept: the key of another offer of a's shape may win them).
+// (ties on the rest are kept: the key of another offer of a's shape may win them), in
+// evaluator.better's order.
 func rankAfter(ev *evaluator, a, t *cand) bool {
 	oa, ot := &ev.in.Offers[a.i], &ev.in.Offers[t.i]
 	switch {
+	case a.shown != t.shown:
+		return a.shown > t.shown
+	case a.speed != t.speed:
+		return a.speed > t.speed
 	case a.primary != t.primary:
 		return a.primary > t.primary
 	case oa.PriceUSDHr != ot.PriceUSDHr:
@@ -103,9 +106,11 @@ func rankAfter(ev *evaluator, a, t *cand) bool {
 }
 
 // priceBound is the highest price at which an offer of cd's shape can still rank no
-// later than t: primary grows with price within a shape (it is the price, or the
-// price times the shape's job hours). A small relative slack absorbs rounding; reading
-// an extra offer changes nothing.
+// later than t: primary grows in proportion to price within a shape (it is the price,
+// or the price times the shape's billed hours or seconds per unit of work), and an offer
+// whose figure shows as t's may still win on speed, so the bound is the top of t's
+// rounding bucket (pricing.USDBucketTop). A small relative slack absorbs rounding;
+// reading an extra offer changes nothing.
 func priceBound(ev *evaluator, cd, t *cand) float64 {
 	if t == nil {
 		return math.Inf(1)
@@ -119,7 +124,7 @@ func priceBound(ev *evaluator, cd, t *cand) float64 {
 	case cd.primary <= 0 || o.PriceUSDHr <= 0:
 		return math.Inf(1)
 	}
-	return t.primary / (cd.primary / o.PriceUSDHr) * (1 + 1e-9)
+	return pricing.USDBucketTop(t.primary) / (cd.primary / o.PriceUSDHr) * (1 + 1e-9)
 }
 
 // RecountExclusions sets each exclusion's offer count to counts[its GPU model] (matching

@@ -75,21 +75,37 @@ func needsOf(res *fit.Result, vendor string) stackNeeds {
 // stackReason is why the job cannot run on the GPU at all ("" = it can, maybe with a
 // fallback), with a short detail for messages.
 func (n stackNeeds) reason(c *gpuCaps) (string, string) {
-	if !c.known {
-		return "", "" // a GPU the catalog lacks: nothing to check against
-	}
 	g := c.spec
-	switch {
-	case n.vendor != "" && n.vendor != VendorAny && !strings.EqualFold(g.Vendor, n.vendor):
-		return ExclVendor, fmt.Sprintf("--vendor %s", n.vendor)
-	case g.PyTorch == pricing.StackNo:
-		return ExclNoPyTorch, "no current PyTorch wheel runs it (" + strings.TrimSpace(g.Architecture+", "+g.ComputeCapability) + ")"
-	case n.bnb != "" && !g.BitsAndBytes:
-		return ExclNoBnB, "no bitsandbytes kernels, needed by " + n.bnb
-	case n.pureBF16 && !g.SupportsBF16:
-		return ExclNoBF16, "no bf16, and bf16 training has no fp16 fallback"
+	switch code := n.code(c); code {
+	case ExclVendor:
+		return code, fmt.Sprintf("--vendor %s", n.vendor)
+	case ExclNoPyTorch:
+		return code, "no current PyTorch wheel runs it (" + strings.TrimSpace(g.Architecture+", "+g.ComputeCapability) + ")"
+	case ExclNoBnB:
+		return code, "no bitsandbytes kernels, needed by " + n.bnb
+	case ExclNoBF16:
+		return code, "no bf16, and bf16 training has no fp16 fallback"
 	}
 	return "", ""
+}
+
+// code is reason's code alone, without building its text: the per-offer check.
+func (n stackNeeds) code(c *gpuCaps) string {
+	if !c.known {
+		return "" // a GPU the catalog lacks: nothing to check against
+	}
+	g := &c.spec
+	switch {
+	case n.vendor != "" && n.vendor != VendorAny && !strings.EqualFold(g.Vendor, n.vendor):
+		return ExclVendor
+	case g.PyTorch == pricing.StackNo:
+		return ExclNoPyTorch
+	case n.bnb != "" && !g.BitsAndBytes:
+		return ExclNoBnB
+	case n.pureBF16 && !g.SupportsBF16:
+		return ExclNoBF16
+	}
+	return ""
 }
 
 // stackNotes are what an offer that runs the job should know of its stack.
@@ -112,18 +128,18 @@ func stackNotes(c *gpuCaps) []string {
 // (Recommendation.Excluded, beside fp8.go's).
 func stackExclusions(in *RecommendInput, caps []*gpuCaps, n stackNeeds) []Exclusion {
 	var out []Exclusion
-	at := map[string]int{}
+	at := map[*gpuCaps]int{} // one gpuCaps per GPU model name (prepare)
 	for i := range in.Offers {
-		code, detail := n.reason(caps[i])
-		if code == "" {
+		c := caps[i]
+		if n.code(c) == "" {
 			continue
 		}
-		name := in.Offers[i].GPUModel
-		k, ok := at[name]
+		k, ok := at[c]
 		if !ok {
+			code, detail := n.reason(c)
 			k = len(out)
-			at[name] = k
-			out = append(out, Exclusion{GPUModel: name, Reason: detail, Code: code})
+			at[c] = k
+			out = append(out, Exclusion{GPUModel: in.Offers[i].GPUModel, Reason: detail, Code: code})
 		}
 		out[k].Offers++
 	}

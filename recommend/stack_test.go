@@ -47,7 +47,7 @@ func TestRecommendStackExclusions(t *testing.T) {
 		offer("p", "t4", "T4", 1, 16, 0.50),
 		offer("p", "mi300", "MI300X", 1, 192, 3.0),
 	}
-	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers})
+	rec := recommend(t, RecommendInput{Model: m, Job: job, Offers: offers, Rank: RankHourly})
 	if len(rec.Offers) != 2 || rec.Offers[0].InstanceType != "t4" || rec.Offers[1].InstanceType != "mi300" {
 		t.Fatalf("fits = %v; want t4 then mi300", fitNames(rec.Offers))
 	}
@@ -65,7 +65,7 @@ func TestRecommendStackExclusions(t *testing.T) {
 		t.Errorf("MI300X notes %v do not mention ROCm", rec.Offers[1].Notes)
 	}
 	// Plain LoRA needs no bitsandbytes: the M60 (legacy wheel) is back, with its note.
-	lora := recommend(t, RecommendInput{Model: m, Job: fit.Job{Task: fit.TaskLoRA, Batch: 1, SeqLen: 512}, Offers: offers})
+	lora := recommend(t, RecommendInput{Model: m, Job: fit.Job{Task: fit.TaskLoRA, Batch: 1, SeqLen: 512}, Offers: offers, Rank: RankHourly})
 	if lora.Offers[0].InstanceType != "m60" || !strings.Contains(strings.Join(lora.Offers[0].Notes, " "), "CUDA 12.6 wheel") {
 		t.Errorf("lora best = %s %v; want the M60 with its legacy-wheel note", lora.Offers[0].InstanceType, lora.Offers[0].Notes)
 	}

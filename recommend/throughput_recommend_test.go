@@ -98,9 +98,11 @@ func TestRecommendInferenceFields(t *testing.T) {
 		if f.TokensPerSec == nil || f.TTFTSec == nil || f.USDPerMOutTokens == nil || f.EstHours == nil {
 			t.Fatalf("%s: tokens/s, TTFT, $/M or hours missing: %+v", f.InstanceType, f)
 		}
-		// $ per million output tokens: the hourly price over an hour's tokens.
-		want := f.PriceUSDHr / (*f.TokensPerSec * 3600) * 1e6
-		if math.Abs(*f.USDPerMOutTokens-want) > 0.002+1e-3*want {
+		// $ per million output tokens, their prompts' prefill included: this job is exactly
+		// a million output tokens (5000 requests x 200), so it is the job's run time paid
+		// at the hourly price (the hours are rounded to 3 decimals).
+		want := f.PriceUSDHr * *f.EstHours
+		if math.Abs(*f.USDPerMOutTokens-want) > 0.0006*f.PriceUSDHr+1e-3 {
 			t.Errorf("%s: $/M = %v; want %v", f.InstanceType, *f.USDPerMOutTokens, want)
 		}
 		// Tokens = requests x output tokens; the run adds each request's prompt pass.

@@ -48,6 +48,7 @@ var askGroups = []fieldGroup{
 		{Name: "precision", Label: "Precision", Kind: "select", Options: names(fit.Precisions), Default: "bf16 / bf16-mixed"},
 		{Name: "quant", Label: "Quantization", Kind: "select", Options: names(fit.Quants), Default: "none"},
 		{Name: "batch", Label: "Micro-batch per GPU", Kind: "number", Default: "1"},
+		{Name: "grad-accum", Label: "Gradient accumulation", Kind: "number", Default: "framework's", Help: "micro-batches per step"},
 		{Name: "seq-len", Label: "Sequence length", Kind: "number", Default: "2048"},
 		{Name: "gpus", Label: "GPUs", Kind: "number", Default: "each offer's", Help: "pin the GPU count"},
 		{Name: "nodes", Label: "Instances", Kind: "text", Default: "1", Help: "a number, or auto (needs a cluster interconnect)"},
@@ -68,6 +69,8 @@ var askGroups = []fieldGroup{
 		{Name: "params", Label: "Parameter count", Kind: "text", Help: "when no architecture is known (7b)"},
 		{Name: "resolution", Label: "Image resolution", Kind: "text", Help: "image-gen: WxH"},
 		{Name: "images", Label: "Images per batch", Kind: "number", Default: "1"},
+		{Name: "image-count", Label: "Images in the job", Kind: "number", Step: "any", Help: "for the job's dollars"},
+		{Name: "steps", Label: "Denoising steps", Kind: "number", Default: "pipeline's"},
 		{Name: "vae-tiling", Label: "VAE tiling", Kind: "checkbox"},
 	}},
 	{Legend: "Inference and time", Fields: []field{
@@ -89,8 +92,8 @@ var askGroups = []fieldGroup{
 		{Name: "max-price", Label: "Max $/h", Kind: "number", Step: "any"},
 		{Name: "max-gpus", Label: "Max GPUs", Kind: "number"},
 		{Name: "vendor", Label: "GPU vendor", Kind: "select", Options: []string{recommend.VendorNVIDIA, recommend.VendorAMD}, Default: recommend.VendorAny},
-		{Name: "rank", Label: "Rank by", Kind: "select", Options: []string{"hourly", "job"}, Default: "hourly"},
-		{Name: "tokens", Label: "Job tokens", Kind: "text", Help: "for job cost (2e9)"},
+		{Name: "rank", Label: "Rank by", Kind: "select", Options: []string{"job", "hourly"}, Default: "job", Help: "job: the cost of the work"},
+		{Name: "tokens", Label: "Job tokens", Kind: "text", Help: "for the job's dollars (2e9)"},
 		{Name: "top", Label: "Offers shown", Kind: "number", Default: "10"},
 		{Name: "headroom", Label: "Headroom %", Kind: "number", Step: "any", Default: "5"},
 		{Name: "by-region", Label: "One row per region", Kind: "checkbox"},
@@ -236,6 +239,9 @@ func breakdownBar(r *fit.Result) []barSegment {
 type ladderRow struct {
 	recommend.LadderStep
 	AskURL string
+	// RankedBy and RankLabel: the ranking's figure, whose column the row fills ("" label
+	// per hour).
+	RankedBy, RankLabel string
 }
 
 // applyFlags returns params with a ladder step's flags ("--batch 1 --grad-ckpt")
@@ -279,8 +285,11 @@ type askPage struct {
 	Total    float64    // device_total_gib
 	// Optional columns of the offers table, shown when some offer has the figure (as
 	// the CLI's table does).
-	Multi, WithRate, WithServe, WithCost, WithFront bool
-	Span                                            int // columns of a note row
+	Multi, WithRate, WithImg, WithServe, WithOut, WithCost, WithFront bool
+	Span                                                              int // columns of a note row
+	// RankLabel heads the ranked figure's column (recommend.RankedLabel), first among the
+	// prices; "" when ranked per hour. RankedBy is the figure's field.
+	RankLabel, RankedBy string
 }
 
 func (s *server) ask(w http.ResponseWriter, r *http.Request) {
@@ -331,10 +340,10 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 			}
 			p.setColumns(rec)
 			for _, st := range rec.Ladder {
-				p.Ladder = append(p.Ladder, ladderRow{st, pageURL("/", applyFlags(params, st.Flags))})
+				p.Ladder = append(p.Ladder, ladderRow{st, pageURL("/", applyFlags(params, st.Flags)), p.RankedBy, p.RankLabel})
 			}
 			if pl := rec.Plan; pl != nil {
-				p.Plan = &ladderRow{pl.LadderStep, pageURL("/", applyFlags(params, pl.Flags))}
+				p.Plan = &ladderRow{pl.LadderStep, pageURL("/", applyFlags(params, pl.Flags)), p.RankedBy, p.RankLabel}
 				p.Plan.Change = "all of: " + strings.Join(pl.Changes, ", ")
 			}
 		}
@@ -348,11 +357,15 @@ func (p *askPage) setColumns(rec *recommend.Recommendation) {
 	has := func(f func(recommend.Fit) bool) bool { return slices.ContainsFunc(rec.Offers, f) }
 	p.Multi = has(func(f recommend.Fit) bool { return f.Nodes > 1 })
 	p.WithRate = has(func(f recommend.Fit) bool { return f.TokensPerSec != nil })
+	p.WithImg = has(func(f recommend.Fit) bool { return f.ImagesPerSec != nil })
 	p.WithServe = has(func(f recommend.Fit) bool { return f.TTFTSec != nil })
-	p.WithCost = has(func(f recommend.Fit) bool { return f.EstCostUSD != nil })
+	p.WithOut = p.WithServe && rec.RankedBy != recommend.RankedByMOutTokens
+	withHours := has(func(f recommend.Fit) bool { return f.EstHours != nil })
+	p.WithCost = withHours && rec.RankedBy != recommend.RankedByJobCost
 	p.WithFront = len(rec.Frontier) > 0
+	p.RankedBy, p.RankLabel = rec.RankedBy, recommend.RankedLabel(rec.RankedBy)
 	p.Span = 12
-	for _, on := range []bool{p.Multi, p.Multi, p.WithRate, p.WithServe, p.WithServe, p.WithCost, p.WithCost, p.WithFront} {
+	for _, on := range []bool{p.RankLabel != "", p.Multi, p.Multi, p.WithRate, p.WithImg, p.WithServe, p.WithOut, withHours, p.WithCost, p.WithFront} {
 		if on {
 			p.Span++
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 )
 
 // pageNames are the page templates; each is parsed with layout.html.
@@ -35,6 +36,20 @@ func (s *server) funcs() template.FuncMap {
 		"num": func(v float64, prec int) string { return pricing.FormatNum(v, prec) },
 		"fixed": func(v float64, prec int) string {
 			return strconv.FormatFloat(v, 'f', prec, 64)
+		},
+		// ranked is an offer's (or a ladder step's) figure of the ranking, as the CLI's
+		// table shows it; "–" when untimed.
+		"ranked": func(rankedBy string, f recommend.Fit) string {
+			if v := recommend.RankedValue(rankedBy, &f); v != nil {
+				return usd(*v)
+			}
+			return "–"
+		},
+		"rankedStep": func(rankedBy string, st recommend.LadderStep) string {
+			if v := recommend.RankedStepValue(rankedBy, &st); v != nil {
+				return usd(*v)
+			}
+			return "–"
 		},
 		"optnum": func(v *float64, prec int) string {
 			if v == nil {
@@ -97,12 +112,7 @@ func age(d time.Duration) string {
 }
 
 // usd formats a price as the CLI's tables do: cents, more digits under a dollar.
-func usd(v float64) string {
-	if v < 1 {
-		return strconv.FormatFloat(v, 'f', 4, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
+func usd(v float64) string { return pricing.FormatUSD(v) }
 
 // render executes a page into a buffer first, so a template error is a clean 500
 // rather than half a page.

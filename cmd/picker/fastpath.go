@@ -22,14 +22,14 @@ type gpuCounter interface {
 	CountByGPU(ctx context.Context, q store.Query, models []string) (map[string]int, error)
 }
 
-// recommendOffers returns the offers fit.Recommend needs to answer in as it would over
-// every offer matching q: through the shape read when the store has one and the answer
-// is decided shape by shape (fit.ShapeReadable; fit.ShapeNeeds plans the read), else
-// every matching offer.
+// recommendOffers returns the offers recommend.Recommend needs to answer in as it would
+// over every offer matching q: through the shape read when the store has one (the answer
+// is decided shape by shape; recommend.ShapeNeeds plans the read), else every matching
+// offer.
 // shaped says whether the shape read was used.
 func recommendOffers(ctx context.Context, st offerStore, q store.Query, in recommend.RecommendInput) (offers []pricing.Offer, shaped bool, err error) {
 	ss, ok := st.(shapeStore)
-	if !ok || !recommend.ShapeReadable(in) {
+	if !ok {
 		offers, err = st.Offers(ctx, q)
 		return offers, false, err
 	}

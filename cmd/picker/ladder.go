@@ -6,10 +6,13 @@ import (
 	"github.com/pickergpu/picker/recommend"
 )
 
-// writeLadder prints the savings ladder (the rungs that save money, each on its own),
-// the combined plan, and with -v the rungs left out and why.
+// writeLadder prints the savings ladder (the rungs that do the work for less, each on its
+// own), the combined plan, what the ladder leaves out, and with -v the rungs left out and
+// why. The cost column is the ranking's figure (job $, $/M tokens, $/1K images; $/HR
+// with --rank hourly), $/HR beside it.
 func writeLadder(s *IOStreams, r *recommend.Recommendation) error {
 	w := s.Out
+	rankHeader, _, ranked := rankedColumn(r.RankedBy)
 	row := func(t *table, st recommend.LadderStep) {
 		cheapest, price, saving := "nothing fits", "-", "fits"
 		if st.Cheapest != nil {
@@ -19,11 +22,20 @@ func writeLadder(s *IOStreams, r *recommend.Recommendation) error {
 		if st.SavingPct != nil {
 			saving = num(*st.SavingPct, 1) + " %"
 		}
-		t.add(st.Change, st.Flags, num(st.NeedPerGPUGiB, 1), cheapest, price, saving, "×"+num(st.Slowdown, 2), st.Tradeoff)
+		cells := []string{st.Change, st.Flags, num(st.NeedPerGPUGiB, 1), cheapest}
+		if ranked {
+			cells = append(cells, optUSD(recommend.RankedStepValue(r.RankedBy, &st), "-"))
+		}
+		t.add(append(cells, price, saving, "×"+num(st.Slowdown, 2), st.Tradeoff)...)
 	}
-	headers := []string{"CHANGE", "FLAGS", "NEED/GPU", "CHEAPEST", "$/HR", "SAVING", "TIME", "TRADE-OFF"}
-	if len(r.Ladder) > 0 {
-		fmt.Fprintln(w, "\nsavings ladder (each change on its own; TIME is the job's time with it over without):")
+	headers := []string{"CHANGE", "FLAGS", "NEED/GPU", "CHEAPEST"}
+	if ranked {
+		headers = append(headers, rankHeader)
+	}
+	headers = append(headers, "$/HR", "SAVING", "TIME", "TRADE-OFF")
+	switch {
+	case len(r.Ladder) > 0:
+		fmt.Fprintln(w, "\nsavings ladder (each change on its own; SAVING and TIME against the top offer's cost and time for the job as asked):")
 		t := &table{headers: headers}
 		for _, st := range r.Ladder {
 			row(t, st)
@@ -31,6 +43,8 @@ func writeLadder(s *IOStreams, r *recommend.Recommendation) error {
 		if err := t.write(w, s.TTY); err != nil {
 			return err
 		}
+	case len(r.Offers) > 0 && len(r.Rejected) > 0:
+		fmt.Fprintf(w, "\nsavings ladder: none of %d changes does the job for less than the top offer (-v says why)\n", len(r.Rejected))
 	}
 	if r.Plan != nil {
 		fmt.Fprintln(w, "\nplan (the cheapest combination):")
@@ -39,6 +53,9 @@ func writeLadder(s *IOStreams, r *recommend.Recommendation) error {
 		if err := t.write(w, s.TTY); err != nil {
 			return err
 		}
+	}
+	if r.LadderOmits != "" && (len(r.Ladder) > 0 || len(r.Rejected) > 0) {
+		fmt.Fprintln(w, "\nladder "+r.LadderOmits)
 	}
 	if s.Verbose && len(r.Rejected) > 0 {
 		fmt.Fprintln(w, "\nleft out of the ladder (-v):")

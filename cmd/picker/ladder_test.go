@@ -38,6 +38,7 @@ func TestRecommendLadderFlagsReproduce(t *testing.T) {
 		{"--model", "flux.1-dev"},
 	}
 	for _, job := range jobs {
+		job = append(job, "--rank", "hourly") // TestRankingByCostOfWork checks the default's
 		r := runCLI(t, db, false, append(append([]string{"recommend"}, job...), "-o", "json")...)
 		if r.code != 0 {
 			t.Fatalf("%v: exit %d: %s", job, r.code, r.stderr)
@@ -73,7 +74,7 @@ func TestRecommendLadderFlagsReproduce(t *testing.T) {
 		}
 	}
 	// The table shows the plan and, with -v, the rungs left out.
-	r := runCLI(t, db, false, "recommend", "--model", "llama-3-8b", "--task", "lora", "-v")
+	r := runCLI(t, db, false, "recommend", "--model", "llama-3-8b", "--task", "lora", "--rank", "hourly", "-v")
 	for _, want := range []string{"savings ladder", "plan (the cheapest combination)", "left out of the ladder", "does not lower the need per GPU"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("recommend -v table lacks %q:\n%s", want, r.stdout)

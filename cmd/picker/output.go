@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -116,13 +115,9 @@ func num(v float64, prec int) string { return pricing.FormatNum(v, prec) }
 
 func roundTo(v float64, prec int) float64 { return pricing.RoundTo(v, prec) }
 
-// usd formats a price with cents, more digits for small prices.
-func usd(v float64) string {
-	if v < 1 {
-		return strconv.FormatFloat(v, 'f', 4, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
+// usd formats a dollar figure as the ranking compares it (pricing.RoundUSD): cents, more
+// digits below $1.
+func usd(v float64) string { return pricing.FormatUSD(v) }
 
 // formatAge renders an age the way a table wants it: "45 s", "3 h", "112 d".
 func formatAge(d time.Duration) string {

@@ -51,8 +51,8 @@ func memoKey(o *RecommendOptions, q store.Query, in recommend.RecommendInput) st
 	if in.SetupHours != nil {
 		setup = strconv.FormatFloat(*in.SetupHours, 'g', -1, 64)
 	}
-	return fmt.Sprintf("%q|%q|%#v|%v|%#v|%s|%g|%g|%g|%d|%s|%g|%g|%g|%s|%d|%q|%v",
-		o.Model, o.Params, in.Job, in.PinGPUs, q, in.Rank, in.Tokens, in.HeadroomPct, in.MFU, in.Top,
+	return fmt.Sprintf("%q|%q|%#v|%v|%#v|%s|%g|%g|%d|%g|%g|%d|%s|%g|%g|%g|%s|%d|%q|%v",
+		o.Model, o.Params, in.Job, in.PinGPUs, q, in.Rank, in.Tokens, in.Images, in.Steps, in.HeadroomPct, in.MFU, in.Top,
 		in.Engine, in.PromptTokens, in.OutputTokens, in.Requests, setup, in.Deadline, in.Vendor, in.ByRegion)
 }
 

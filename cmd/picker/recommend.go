@@ -37,7 +37,9 @@ type RecommendOptions struct {
 	Filters     offerFilters
 	MaxGPUs     int
 	Rank        recommend.Rank
-	Tokens      float64 // 0 = no time estimate
+	Tokens      float64 // 0 = rank per unit of work
+	Images      float64 // image generation: images in the job (--image-count); 0 = rank per image
+	Steps       int     // image generation: denoising steps; 0 = the pipeline's default
 	Top         int
 	HeadroomPct float64
 	MFU         float64 // 0 = the time model's per-generation efficiency
@@ -66,9 +68,12 @@ func (o *RecommendOptions) params() []param {
 	return append(ps,
 		param{name: "max-gpus", kind: kindInt, usage: "largest instance to consider, in GPUs (0 = any)",
 			set: func(v string) (err error) { o.MaxGPUs, err = parseInt("max-gpus", 0)(v); return }},
-		param{name: "rank", usage: "hourly (cheapest per hour) or job (cheapest for the whole job; needs --tokens)", def: string(recommend.RankHourly),
+		param{name: "rank", usage: "job (the cost of the work: the job's dollars with --tokens/--requests/--image-count, else per million tokens or per image) or hourly (the price per hour)", def: string(recommend.RankJob),
 			set: func(v string) (err error) { o.Rank, err = recommend.ParseRank(v); return }},
-		param{name: "tokens", usage: "training or generated tokens of the whole job (e.g. 2e9), for --rank job and time estimates", set: o.setTokens},
+		param{name: "tokens", usage: "training or generated tokens of the whole job (e.g. 2e9): rank by and show the job's hours and dollars", set: o.setTokens},
+		param{name: "image-count", kind: kindFloat, usage: "image generation: images in the whole job (--images is per batch): rank by the job's dollars", set: nonNegative("image-count", &o.Images)},
+		param{name: "steps", kind: kindInt, usage: "image generation: denoising steps per image (default: the pipeline's)",
+			set: func(v string) (err error) { o.Steps, err = parseInt("steps", 1)(v); return }},
 		param{name: "by-region", kind: kindBool, usage: "list an instance once per region (default: one row per instance and price, with its regions)",
 			set: func(v string) (err error) { o.ByRegion, err = parseBool("by-region", v); return }},
 		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
@@ -169,7 +174,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	q.MaxGPUs = float64(o.MaxGPUs)
 	in := recommend.RecommendInput{
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs,
-		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, MFU: o.MFU, Top: o.Top,
+		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, Images: o.Images, Steps: o.Steps, MFU: o.MFU, Top: o.Top,
 		Engine: o.Engine, PromptTokens: o.PromptTokens, OutputTokens: o.OutputTokens, Requests: o.Requests,
 		SetupHours: o.SetupHours, Deadline: o.Deadline, Vendor: o.Vendor, ByRegion: o.ByRegion,
 	}
@@ -243,7 +248,8 @@ gradient checkpointing, LoRA, ZeRO-3/offload, QLoRA; int8/4-bit for inference) w
 need and cost. Exit 3 when nothing fits, with the nearest miss.`,
 		Example: `  picker recommend --model llama-2-7b --task qlora --batch 4 --seq-len 2048
   picker recommend --model meta-llama/Meta-Llama-3-70B --task full-ft --shard zero3 --purchase spot
-  picker recommend --model mistral-7b --task lora --rank job --tokens 50e6 -o json`,
+  picker recommend --model mistral-7b --task lora --tokens 50e6 -o json
+  picker recommend --model flux.1-dev --task image-gen --image-count 10000 --rank hourly`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := a.newRecommendOptions()
@@ -311,62 +317,7 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	fmt.Fprintln(w, estimateSummary(r.Estimate, r.HeadroomPct))
 	fmt.Fprintln(w)
 	if len(r.Offers) > 0 {
-		withCost := slices.ContainsFunc(r.Offers, func(f recommend.Fit) bool { return f.EstCostUSD != nil })
-		withServe := slices.ContainsFunc(r.Offers, func(f recommend.Fit) bool { return f.TTFTSec != nil })
-		withRate := slices.ContainsFunc(r.Offers, func(f recommend.Fit) bool { return f.TokensPerSec != nil })
-		withFront := s.Verbose && len(r.Frontier) > 0
-		headers := []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "NEED/GPU", "SPARE", "PURCHASE", "$/HR"}
-		multi := slices.ContainsFunc(r.Offers, func(f recommend.Fit) bool { return f.Nodes > 1 })
-		if multi {
-			headers = append(headers, "NODES", "CLUSTER $/HR")
-		}
-		if withRate {
-			headers = append(headers, "TOK/S")
-		}
-		if withServe {
-			headers = append(headers, "TTFT S", "$/M TOK")
-		}
-		if withCost {
-			headers = append(headers, "HOURS", "JOB $")
-		}
-		if withFront {
-			headers = append(headers, "FRONTIER")
-		}
-		headers = append(headers, "AGE")
-		t := &table{headers: headers}
-		for _, f := range r.Offers {
-			o := f.Offer
-			region := o.Region
-			if o.Zone != "" {
-				region += " (" + o.Zone + ")"
-			}
-			if n := len(f.Regions); n > 3 {
-				region = fmt.Sprintf("%s +%d", strings.Join(f.Regions[:3], ","), n-3)
-			} else if n > 1 {
-				region = strings.Join(f.Regions, ",")
-			}
-			cells := []string{o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.MemPerDeviceGiB(), 1), num(f.NeedPerGPUGiB, 1), num(f.SparePerGPUGiB, 1), string(o.Purchase), usd(o.PriceUSDHr)}
-			if multi {
-				cells = append(cells, num(float64(max(f.Nodes, 1)), 0), usd(o.PriceUSDHr*float64(max(f.Nodes, 1))))
-			}
-			if withRate {
-				cells = append(cells, optFmt(f.TokensPerSec, 0))
-			}
-			if withServe {
-				cells = append(cells, optFmt(f.TTFTSec, 3), optFmt(f.USDPerMOutTokens, 3))
-			}
-			if withCost {
-				cells = append(cells, optFmt(f.EstHours, 2), optFmt(f.EstCostUSD, 2))
-			}
-			if withFront {
-				mark := ""
-				if f.Frontier {
-					mark = "*"
-				}
-				cells = append(cells, mark)
-			}
-			t.add(append(cells, formatAge(s.Now().Sub(o.ObservedAt)))...)
-		}
+		t := offerTable(r.Recommendation, s.Verbose, func(f recommend.Fit) string { return formatAge(s.Now().Sub(f.ObservedAt)) })
 		if err := t.write(w, s.TTY); err != nil {
 			return err
 		}
@@ -416,6 +367,88 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 		}
 	}
 	return nil
+}
+
+// rankedColumn is the table's header and cell for the figure the offers are ranked by,
+// when it is not the price per hour; ok is false for --rank hourly.
+func rankedColumn(rankedBy string) (header string, cell func(recommend.Fit) string, ok bool) {
+	header = recommend.RankedLabel(rankedBy)
+	return header, func(f recommend.Fit) string { return optUSD(recommend.RankedValue(rankedBy, &f), "-") }, header != ""
+}
+
+// offerTable is the recommended offers' table: the ranked figure first among the prices,
+// $/HR beside it, then speed, time and job cost where known.
+func offerTable(r *recommend.Recommendation, verbose bool, age func(recommend.Fit) string) *table {
+	has := func(p func(f recommend.Fit) bool) bool { return slices.ContainsFunc(r.Offers, p) }
+	rankHeader, rankCell, ranked := rankedColumn(r.RankedBy)
+	withServe := has(func(f recommend.Fit) bool { return f.TTFTSec != nil })
+	multi := has(func(f recommend.Fit) bool { return f.Nodes > 1 })
+	nodes := func(f recommend.Fit) float64 { return float64(max(f.Nodes, 1)) }
+	// Each column: its header, whether this answer shows it, its cell.
+	cols := []struct {
+		header string
+		on     bool
+		cell   func(f recommend.Fit) string
+	}{
+		{"PROVIDER", true, func(f recommend.Fit) string { return f.Provider }},
+		{"REGION", true, func(f recommend.Fit) string { return regionCell(f) }},
+		{"INSTANCE", true, func(f recommend.Fit) string { return f.InstanceType }},
+		{"GPU", true, func(f recommend.Fit) string { return f.GPUModel }},
+		{"GPUS", true, func(f recommend.Fit) string { return num(f.GPUCount, 3) }},
+		{"GiB/GPU", true, func(f recommend.Fit) string { return num(f.MemPerDeviceGiB(), 1) }},
+		{"NEED/GPU", true, func(f recommend.Fit) string { return num(f.NeedPerGPUGiB, 1) }},
+		{"SPARE", true, func(f recommend.Fit) string { return num(f.SparePerGPUGiB, 1) }},
+		{"PURCHASE", true, func(f recommend.Fit) string { return string(f.Purchase) }},
+		{rankHeader, ranked, rankCell},
+		{"$/HR", true, func(f recommend.Fit) string { return usd(f.PriceUSDHr) }},
+		{"NODES", multi, func(f recommend.Fit) string { return num(nodes(f), 0) }},
+		{"CLUSTER $/HR", multi, func(f recommend.Fit) string { return usd(f.PriceUSDHr * nodes(f)) }},
+		{"TOK/S", has(func(f recommend.Fit) bool { return f.TokensPerSec != nil }), func(f recommend.Fit) string { return optFmt(f.TokensPerSec, 0) }},
+		{"IMG/S", has(func(f recommend.Fit) bool { return f.ImagesPerSec != nil }), func(f recommend.Fit) string { return optFmt(f.ImagesPerSec, 3) }},
+		{"TTFT S", withServe, func(f recommend.Fit) string { return optFmt(f.TTFTSec, 3) }},
+		{"$/M OUT", withServe && r.RankedBy != recommend.RankedByMOutTokens, func(f recommend.Fit) string { return optUSD(f.USDPerMOutTokens, "-") }},
+		{"HOURS", has(func(f recommend.Fit) bool { return f.EstHours != nil }), func(f recommend.Fit) string { return optFmt(f.EstHours, 2) }},
+		{"JOB $", r.RankedBy != recommend.RankedByJobCost && has(func(f recommend.Fit) bool { return f.EstCostUSD != nil }),
+			func(f recommend.Fit) string { return optUSD(f.EstCostUSD, "-") }},
+		{"FRONTIER", verbose && len(r.Frontier) > 0, func(f recommend.Fit) string {
+			if f.Frontier {
+				return "*"
+			}
+			return ""
+		}},
+		{"AGE", true, age},
+	}
+	t := &table{}
+	for _, c := range cols {
+		if c.on {
+			t.headers = append(t.headers, c.header)
+		}
+	}
+	for _, f := range r.Offers {
+		var cells []string
+		for _, c := range cols {
+			if c.on {
+				cells = append(cells, c.cell(f))
+			}
+		}
+		t.add(cells...)
+	}
+	return t
+}
+
+// regionCell is an offer's region (and zone), or the first of the regions it is offered
+// in at this price and how many more.
+func regionCell(f recommend.Fit) string {
+	region := f.Region
+	if f.Zone != "" {
+		region += " (" + f.Zone + ")"
+	}
+	if n := len(f.Regions); n > 3 {
+		region = fmt.Sprintf("%s +%d", strings.Join(f.Regions[:3], ","), n-3)
+	} else if n > 1 {
+		region = strings.Join(f.Regions, ",")
+	}
+	return region
 }
 
 // writeClusters spells out the multi-node plans (--nodes) among the offers: the $/HR

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -154,12 +155,16 @@ func TestRecommendTableCSVAndSnapshotWarning(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "llama-2-7b, qlora") || !strings.Contains(lines[0], "GiB per GPU") {
 		t.Errorf("summary line = %q", lines[0])
 	}
-	// QLoRA with checkpointing already runs on the cheapest 16 GB card: no rung saves, so
-	// no ladder is shown. LoRA over a bf16 base has one.
-	if strings.Contains(r.stdout, "savings ladder") {
-		t.Errorf("a ladder although the job is on the cheapest offer:\n%s", r.stdout)
+	// Ranked by the cost of the work: the first price column is $/M TOK, $/HR beside it;
+	// QLoRA with checkpointing already runs where a million tokens cost least, so no rung
+	// saves, and the answer says so. Per hour, LoRA over a bf16 base has a ladder.
+	if h := lines[3]; !regexp.MustCompile(`PURCHASE +\$/M TOK +\$/HR `).MatchString(h) {
+		t.Errorf("table header %q: want the ranked $/M TOK first, $/HR beside it", h)
 	}
-	l := runCLI(t, db, true, "recommend", "--model", "llama-2-7b", "--task", "lora", "--top", "3")
+	if !strings.Contains(r.stdout, "savings ladder: none of") || strings.Contains(r.stdout, "CHANGE") {
+		t.Errorf("a ladder although the job is on the cheapest offer per token:\n%s", r.stdout)
+	}
+	l := runCLI(t, db, true, "recommend", "--model", "llama-2-7b", "--task", "lora", "--top", "3", "--rank", "hourly")
 	if !strings.Contains(l.stdout, "savings ladder") || !strings.Contains(l.stdout, "--task qlora") || !strings.Contains(l.stdout, "plan (the cheapest combination)") {
 		t.Errorf("lora table lacks the ladder or the plan:\n%s", l.stdout)
 	}
@@ -187,7 +192,12 @@ func TestRecommendBadInput(t *testing.T) {
 	}{
 		{[]string{"recommend", "--model", "llama-9-7b"}, "llama"},
 		{[]string{"recommend", "--model", "llama-2-7b", "--batch", "0"}, "batch"},
-		{[]string{"recommend", "--model", "llama-2-7b", "--rank", "job"}, "--tokens"},
+		{[]string{"recommend", "--model", "llama-2-7b", "--image-count", "10"}, "--image-count"},
+		{[]string{"recommend", "--model", "flux.1-dev", "--tokens", "1e6"}, "--image-count"},
+		{[]string{"recommend", "--model", "llama-2-7b", "--steps", "20"}, "--steps"},
+		{[]string{"recommend", "--model", "flux.1-dev", "--steps", "0"}, "steps"},
+		{[]string{"recommend", "--model", "llama-2-7b", "--grad-accum", "4"}, "--grad-accum"},
+		{[]string{"recommend", "--model", "llama-2-7b", "--deadline", "2h"}, "--tokens"},
 		{[]string{"recommend", "--model", "llama-2-7b", "--rank", "fastest"}, "fastest"},
 		{[]string{"recommend", "--model", "llama-2-7b", "--tokens", "lots"}, "lots"},
 		{[]string{"recommend", "--model", "llama-2-7b", "--headroom", "-5"}, "headroom"},

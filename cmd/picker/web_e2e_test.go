@@ -206,7 +206,7 @@ func TestDaemonServesPages(t *testing.T) {
 		{"/history?gpu-model=H100", "text/html", `data-chart=`, 200},
 		{"/?model=llama-2-7b&prompt-tokens=1000&output-tokens=200&requests=100000", "text/html", `<th scope="col" class="n">TTFT s</th>`, 200},
 		{"/?model=llama-2-70b&task=full-ft&shard=zero3&grad-ckpt=true&nodes=auto&gpu-model=H100", "text/html", `<th scope="col" class="n">Cluster $/h</th>`, 200},
-		{"/?model=llama-2-7b&task=lora&tokens=1e8&rank=job", "text/html", `<th scope="col" class="n">Job $</th>`, 200},
+		{"/?model=llama-2-7b&task=lora&tokens=1e8", "text/html", `<th scope="col" class="n ranked" title="what the offers are ranked by: the cost of the work">JOB $</th>`, 200},
 		{"/offers.csv?gpu-model=H100", "text/csv", "provider,region,zone,instance_type", 200},
 		{"/providers", "text/html", `data-provider="lambda"`, 200},
 		{"/?model=no-such-model", "text/html", `class="field wide invalid"`, 400},
