@@ -467,6 +467,9 @@ func (e *evaluator) fit(cd cand) Fit {
 			cd.vk.gpus, n, e.in.Model.Name, e.in.Model.Dec.Heads))
 	}
 	f.Notes = append(f.Notes, stackNotes(e.caps[cd.i])...)
+	if math.IsInf(f.unit, 1) && e.in.Rank == RankJob {
+		f.Notes = append(f.Notes, "not timed (no datasheet compute or bandwidth figure for "+o.GPUModel+"): ranked after every timed offer")
+	}
 	if cd.vk.fp16 {
 		c := e.caps[cd.i]
 		prec := e.variant(cd.vk).res.Job.Precision

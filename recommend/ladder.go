@@ -373,7 +373,7 @@ func (lr *ladderRun) judge(name, tradeoff string, idx []int) (LadderStep, bool, 
 	step.NeedPerGPUGiB = b.NeedPerGPUGiB
 	cost := lr.costOf(&b, extra)
 	if !math.IsInf(cost, 1) {
-		step.Cost = ptr(roundCost(cost))
+		step.Cost = ptr(roundCost(lr.in.fieldOf(cost)))
 		if lr.in.rankedBy() == RankedByJobCost {
 			step.JobCostUSD = ptr(roundCost(cost))
 		}
@@ -458,14 +458,20 @@ func (lr *ladderRun) plan(applicable []int) *Plan {
 			return cand{}, false
 		}
 		c := math.Inf(1)
-		if step.Cost != nil {
-			c = *step.Cost
+		if step.Cheapest != nil {
+			c = lr.costOf(step.Cheapest, 1)
+			if step.Cost != nil {
+				c = *step.Cost / lr.in.fieldOf(1) // back in the ranking's unit
+			}
 		}
 		return cand{sorted, step, c}, true
 	}
+	// Costs are compared as shown (pricing.RoundUSD): a rung that lowers the cost by less
+	// than prints is effort for nothing, and of equal costs the faster plan wins.
+	shown := pricing.RoundUSD
 	better := func(a, b cand) bool {
-		if a.cost != b.cost {
-			return a.cost < b.cost
+		if shown(a.cost) != shown(b.cost) {
+			return shown(a.cost) < shown(b.cost)
 		}
 		return a.step.Slowdown < b.step.Slowdown
 	}
@@ -481,7 +487,7 @@ func (lr *ladderRun) plan(applicable []int) *Plan {
 				idx = append(idx, cur.idx...)
 			}
 			c, ok := eval(append(idx, i))
-			if !ok || (cur != nil && !(c.cost < cur.cost-1e-9)) {
+			if !ok || (cur != nil && !(shown(c.cost) < shown(cur.cost))) {
 				continue
 			}
 			if next == nil || better(c, *next) {
@@ -500,7 +506,7 @@ func (lr *ladderRun) plan(applicable []int) *Plan {
 	for k := 0; k < len(cur.idx); {
 		rest := slices.Delete(slices.Clone(cur.idx), k, k+1)
 		if len(rest) > 0 {
-			if c, ok := eval(rest); ok && c.cost <= cur.cost+1e-9 && c.step.Slowdown <= cur.step.Slowdown+1e-9 {
+			if c, ok := eval(rest); ok && shown(c.cost) <= shown(cur.cost) && c.step.Slowdown <= cur.step.Slowdown+1e-9 {
 				cur = &c
 				continue
 			}

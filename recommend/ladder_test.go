@@ -295,11 +295,11 @@ func TestLadderNeverDearer(t *testing.T) {
 					steps = append(steps, rec.Plan.LadderStep)
 				}
 				for _, st := range steps {
-					if st.Cost == nil || st.SavingPct == nil || !(*st.Cost < top.rank) {
+					if st.Cost == nil || st.SavingPct == nil || !(*st.Cost < in.fieldOf(top.rank)) {
 						t.Errorf("row %q (%s): cost %v, saving %v, top offer %v: a row must do the job for less", st.Change, st.Flags, st.Cost, st.SavingPct, top.rank)
 						continue
 					}
-					if want := math.Round((top.rank-*st.Cost)/top.rank*1000) / 10; math.Abs(want-*st.SavingPct) > 0.11 {
+					if want := math.Round((in.fieldOf(top.rank)-*st.Cost)/in.fieldOf(top.rank)*1000) / 10; math.Abs(want-*st.SavingPct) > 0.11 {
 						t.Errorf("row %q saving %v %%; its cost says %v %%", st.Change, *st.SavingPct, want)
 					}
 					if lj.job.IsTraining() && st.Change != "" {
