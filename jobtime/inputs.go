@@ -147,18 +147,28 @@ func TimeGPUFor(spec pricing.GPU, precision fit.Precision, count, link float64) 
 // GPU model's datasheet: 0 when its GPUs talk over PCIe although the model has an SXM
 // variant with NVLink (the catalog names both A100-80GB), -1 to keep the GPU's figure.
 func InstanceGPULink(provider, instanceType string) float64 {
-	it := strings.ToLower(instanceType)
+	it := instanceType // compared without case, and without a lowered copy: recommend asks per offer
 	switch {
-	case strings.Contains(it, "pcie"), strings.Contains(it, "-pci_"):
+	case containsFold(it, "pcie"), containsFold(it, "-pci_"):
 		return 0 // the name says PCIe (cudo, fluidstack, lambda *_pcie)
-	case strings.EqualFold(provider, "azure") && strings.HasPrefix(it, "standard_nc"):
+	case strings.EqualFold(provider, "azure") && len(it) >= 11 && strings.EqualFold(it[:11], "standard_nc"):
 		// NCv3 (V100 PCIe) and NC A100 v4 (PCIe A100 80GB, no NVLink): Microsoft Learn,
 		// "NC A100 v4-series" and "NCv3-series" size pages. ND sizes have NVLink.
 		return 0
-	case strings.EqualFold(provider, "hyperstack") && strings.Contains(it, "a100") && !strings.Contains(it, "nvlink"):
+	case strings.EqualFold(provider, "hyperstack") && containsFold(it, "a100") && !containsFold(it, "nvlink"):
 		// Hyperstack sells A100 PCIe by default and names the NVLink (SXM) flavour
 		// (hyperstack.cloud GPU pricing page).
 		return 0
 	}
 	return -1
+}
+
+// containsFold reports whether s contains the lower-case ASCII sub, ignoring ASCII case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }

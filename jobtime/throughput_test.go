@@ -240,6 +240,9 @@ func TestInstanceGPULink(t *testing.T) {
 		{"hyperstack", "n3-A100x8", 0},
 		{"hyperstack", "n3-A100x8-NVLink", -1},
 		{"aws", "p4de.24xlarge", -1},
+		{"lambda", "gpu_1x_h100_PCIe", 0},
+		{"azure", "Std_NC", -1},
+		{"p", "", -1},
 	} {
 		if got := InstanceGPULink(c.provider, c.it); got != c.want {
 			t.Errorf("%s %s: link %v; want %v", c.provider, c.it, got, c.want)

@@ -277,22 +277,44 @@ func (e *evaluator) timeJob(cd *cand, v *variant, o *pricing.Offer, c *gpuCaps) 
 	if !tv.ok {
 		return false
 	}
-	e.bill(cd, tv, jobtime.Billing{Increment: float64(f.inc), Minimum: float64(f.min)})
+	e.bill(cd, tv)
 	return true
 }
 
 // bill records timing tv on cd: seconds per unit of work and, when the job's size is
-// known, run hours, setup-plus-run hours and the billed cost at the offer's price (its
-// cluster's for a multi-node plan).
-func (e *evaluator) bill(cd *cand, tv *timingVal, b jobtime.Billing) {
+// known, run hours and setup-plus-run hours (priced by evaluator.price).
+func (e *evaluator) bill(cd *cand, tv *timingVal) {
 	cd.tim = &tv.t
 	cd.unit, cd.speed = tv.unit, tv.unit
 	if e.in.work() > 0 && !math.IsInf(tv.unit, 1) {
 		cd.hours = tv.secs / 3600
 		cd.total = cd.hours + e.setup
-		cd.cost = b.BilledHours(cd.total) * e.in.Offers[cd.i].PriceUSDHr * float64(max(cd.vk.nodes, 1))
 		cd.speed = cd.total
 	}
+}
+
+// price sets cd's figures that follow the offer's price (its cluster's for a multi-node
+// plan): the billed job cost when the job's size is known, the ranking's figure and how
+// it is shown. Offers of one shape differ only here (ShapePlan reprices them).
+func (e *evaluator) price(cd *cand) {
+	o := &e.in.Offers[cd.i]
+	price := o.PriceUSDHr * float64(max(cd.vk.nodes, 1))
+	cd.primary = price
+	if cd.hours >= 0 {
+		f := e.in.factsOf(cd.i)
+		cd.cost = jobtime.Billing{Increment: float64(f.inc), Minimum: float64(f.min)}.BilledHours(cd.total) * price
+	}
+	if e.in.Rank == RankJob {
+		switch {
+		case cd.hours >= 0:
+			cd.primary = cd.cost
+		case e.in.work() <= 0 && !math.IsInf(cd.unit, 1):
+			cd.primary = cd.unit / 3600 * price * e.in.unitScale()
+		default:
+			cd.primary = math.Inf(1) // untimed: after every timed offer
+		}
+	}
+	cd.shown = pricing.RoundUSD(cd.primary)
 }
 
 // unitSeconds is the time model's seconds per unit of work; +Inf when not timed.
@@ -329,7 +351,7 @@ func (e *evaluator) timeCluster(cd *cand, tm *jobtime.TimeModel, o *pricing.Offe
 	if !tv.ok {
 		return false
 	}
-	e.bill(cd, tv, e.in.billing(o.Provider))
+	e.bill(cd, tv)
 	return true
 }
 
@@ -368,26 +390,15 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	if e.offload && o.RAMGiB < v.res.CPURAMGiB*(1+OffloadRAMMarginPct/100)+OffloadRAMMarginGiB {
 		return cand{}, false
 	}
-	price := o.PriceUSDHr * float64(max(n, 1))
 	inf := math.Inf(1)
-	cd := cand{i: i, primary: price, spare: mem - v.need, hours: -1, unit: inf, speed: inf, vk: vk, need: v.need}
+	cd := cand{i: i, spare: mem - v.need, hours: -1, unit: inf, speed: inf, vk: vk, need: v.need}
 	// Every offer is timed (memoized per GPU model and link): the ranking reads the cost
 	// of the work, ties go to the faster offer, and a deadline drops the slow ones.
 	e.timeJob(&cd, v, o, c)
 	if e.in.Deadline > 0 && (cd.hours < 0 || cd.total > e.in.Deadline.Hours()) {
 		return cand{}, false
 	}
-	if e.in.Rank == RankJob {
-		switch {
-		case cd.hours >= 0:
-			cd.primary = cd.cost
-		case e.in.work() <= 0 && !math.IsInf(cd.unit, 1):
-			cd.primary = cd.unit / 3600 * price * e.in.unitScale()
-		default:
-			cd.primary = inf // untimed: after every timed offer
-		}
-	}
-	cd.shown = pricing.RoundUSD(cd.primary)
+	e.price(&cd)
 	return cd, true
 }
 

@@ -3,28 +3,53 @@ package recommend
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/pickergpu/picker/pricing"
 )
 
 // ShapeNeed says how many of one shape's cheapest offers (cheapest first, then by key)
-// Recommend can use, and the highest price among them worth reading. See ShapeNeeds.
+// Recommend can use, and the highest price among them worth reading. See ShapePlan.Needs.
 type ShapeNeed struct {
 	Limit         int
 	MaxPriceUSDHr float64 // +Inf: no bound
 }
 
-// ShapeNeeds lets a caller read only the offers that can appear in Recommend's answer.
-// in.Offers holds the cheapest offer of each offer shape (pricing.Shape) that passed the
-// caller's filters; the result, index-aligned with it, says how many offers of each
-// shape, in price order, Recommend needs: Recommend over the union of those (every
-// shape's cheapest included) answers exactly as over every offer.
+// ShapePlan plans one read of the offers Recommend needs (store.ReadShapes' rounds): it
+// judges the cheapest offers once and prices each further offer from its shape's cheapest
+// (offers of one shape differ only in what evaluator.price sets).
+type ShapePlan struct {
+	in  RecommendInput
+	rin *RecommendInput
+	ev  *evaluator
+	ok  []bool // per cheapest offer: it fits
+	// cands are the candidates of every offer read (the cheapest first, then further
+	// offers as they come); at[j] is offer j's index in cands + 1 (0: does not fit).
+	cands []cand
+	at    []int32
+	added []int // per shape: how many of its further offers are in rin.Offers
+	last  []int // per shape: rin.Offers index of its dearest offer read
+}
+
+// NewShapePlan returns the planner of in's read; in.Offers is ignored (Needs gets them).
+func NewShapePlan(in RecommendInput) *ShapePlan { return &ShapePlan{in: in} }
+
+// Needs lets a caller read only the offers that can appear in Recommend's answer.
+// cheapest holds the cheapest offer of each offer shape (pricing.Shape) that passed the
+// caller's filters, more[i] the further offers of shape i read so far (cheapest
+// excluded, in price order; nil at first) and exhausted[i] whether shape i has no more
+// within the bound last asked; the result, index-aligned with cheapest, says
+// how many offers of each shape, in price order, Recommend needs. Asked again with what
+// it asked for until it asks no more (store.ReadShapes does), Recommend over the union of
+// those (every shape's cheapest included) answers exactly as over every offer.
 //
 // Why that holds: everything the evaluation reads of an offer is in its shape
 // (TestEvaluationDependsOnlyOnShape), so offers of one shape fit alike and rank by price
 // and then key, the order the caller reads them in. A shape whose cheapest offer ranks
 // below the Top-th best cheapest-of-shape cannot place an offer in the top Top (those
-// Top shapes' cheapest already beat it), nor can its offers beyond its Top-th. Every
+// Top shapes' cheapest already beat it), nor can its offers beyond its Top-th; and once
+// Top offers are read, the Top-th best of them bounds the rest the same way, so a shape
+// whose dearest offer read ranks below it needs no more. Every
 // ladder rung wants one best offer, and nearestMiss the first largest offer: both are
 // some shape's cheapest. So the shapes that can still win are read up to Top offers,
 // the others not at all, and the read stops once all of that is decided.
@@ -37,19 +62,55 @@ type ShapeNeed struct {
 // matching offers has some shape's cheapest offer in the shape read, so an answer over the
 // shape read lists the same exclusions in the same order; only their counts need every
 // matching offer's GPU model: RecountExclusions sets them.
-func ShapeNeeds(in RecommendInput) ([]ShapeNeed, error) {
-	rin, ev, err := prepare(in)
-	if err != nil {
-		return nil, err
+// cheapest is the same slice in every round.
+func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exhausted []bool) ([]ShapeNeed, error) {
+	n := len(cheapest)
+	if p.ev == nil {
+		in := p.in
+		in.Offers = slices.Clip(cheapest)
+		rin, ev, err := prepare(in)
+		if err != nil {
+			return nil, err
+		}
+		p.rin, p.ev = rin, ev
+		p.ok, p.at = make([]bool, n), make([]int32, n)
+		p.added, p.last = make([]int, n), make([]int, n)
+		for i := range n {
+			p.last[i] = i
+			var cd cand
+			if cd, p.ok[i] = ev.evaluate(i); p.ok[i] {
+				p.cands = append(p.cands, cd)
+				p.at[i] = int32(len(p.cands))
+			}
+		}
 	}
-	needs := make([]ShapeNeed, len(rin.Offers))
+	rin, ev := p.rin, p.ev
+	// The further offers read since the last call: each is priced from its shape's
+	// cheapest, with the same caps and facts.
+	for i := 0; i < n && i < len(more); i++ {
+		for _, o := range more[i][p.added[i]:] {
+			j := len(rin.Offers)
+			rin.Offers, ev.caps, rin.facts = append(rin.Offers, o), append(ev.caps, ev.caps[i]), append(rin.facts, rin.facts[i])
+			p.at = append(p.at, 0)
+			if p.ok[i] {
+				cd := p.cands[p.at[i]-1]
+				cd.i = j
+				ev.price(&cd)
+				p.cands = append(p.cands, cd)
+				p.at[j] = int32(len(p.cands))
+			}
+			p.last[i] = j
+		}
+		p.added[i] = len(more[i])
+	}
+	needs := make([]ShapeNeed, n)
 	for i := range needs {
 		needs[i] = ShapeNeed{Limit: 1, MaxPriceUSDHr: math.Inf(1)}
 	}
 	// Offers that differ only in region are grouped into one row (ByRegion false) from
 	// the top Top x groupFetchFactor fits: those are what the shapes must decide.
-	// in.Top as asked: prepare caps rin.Top at the offers it sees, here one per shape.
-	top := in.Top
+	// in.Top as asked: prepare caps rin.Top at the offers it sees.
+	top := p.in.Top
 	if top <= 0 {
 		top = 10
 	}
@@ -59,33 +120,76 @@ func ShapeNeeds(in RecommendInput) ([]ShapeNeed, error) {
 	if top <= 1 {
 		return needs, nil
 	}
-	var cands []cand
-	for i := range rin.Offers {
-		if cd, ok := ev.evaluate(i); ok {
-			cands = append(cands, cd)
+	// t is the top-th best offer read so far: the top-th best of all offers is no worse,
+	// so an offer ranking after t cannot place. nil when fewer offers fit. The best top
+	// are kept in a short sorted list, as rankFitsFrontier does.
+	best := make([]*cand, 0, min(top, len(p.cands))+1) // a huge --top costs nothing
+	for k := range p.cands {
+		cd := &p.cands[k]
+		if len(best) == top && !ev.better(cd, best[top-1]) {
+			continue
+		}
+		at := sort.Search(len(best), func(j int) bool { return ev.better(cd, best[j]) })
+		best = slices.Insert(best, at, cd)
+		if len(best) > top {
+			best = best[:top]
 		}
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
+	var t *cand
+	if len(best) >= top {
+		t = best[top-1]
+	}
+	// The shapes that can still place more than read, best dearest-offer first: a round
+	// asks about top more offers of the first of them, so the next t is tighter.
+	type open struct {
+		i, have int
+		dear    cand
+	}
+	var opens []open
+	for i := range cheapest {
+		if !p.ok[i] || (t != nil && rankAfter(ev, &p.cands[p.at[i]-1], t)) {
+			continue // this shape's best already ranks below top others
+		}
+		cd := p.cands[p.at[i]-1]
+		have := 1
+		if i < len(more) {
+			have += len(more[i])
+		}
+		needs[i] = ShapeNeed{Limit: have, MaxPriceUSDHr: priceBound(ev, &cd, t)}
+		dear := p.cands[p.at[p.last[i]]-1]
+		if have >= top || (i < len(exhausted) && exhausted[i]) || (have > 1 && t != nil && rankAfter(ev, &dear, t)) {
+			continue // it has no more, or its dearest offer read already ranks below
+		}
+		opens = append(opens, open{i, have, dear})
+	}
+	slices.SortStableFunc(opens, func(a, b open) int {
 		switch {
-		case ev.better(&a, &b):
+		case ev.better(&a.dear, &b.dear):
 			return -1
-		case ev.better(&b, &a):
+		case ev.better(&b.dear, &a.dear):
 			return 1
 		}
 		return 0
 	})
-	var t *cand // the Top-th best cheapest-of-shape; nil when fewer shapes fit
-	if len(cands) >= top {
-		t = &cands[top-1]
-	}
-	for _, cd := range cands {
-		if t != nil && rankAfter(ev, &cd, t) {
-			break // this shape's best already ranks below Top others
-		}
-		needs[cd.i] = ShapeNeed{Limit: top, MaxPriceUSDHr: priceBound(ev, &cd, t)}
+	for budget, k := top, 0; k < len(opens) && budget > 0; k++ {
+		o := opens[k]
+		// Asks take few distinct sizes (shapeProbe x shapeGrowth^k, top): the store reads
+		// each size with one statement.
+		want := min(top, max(shapeProbe, shapeGrowth*o.have))
+		needs[o.i].Limit = want
+		budget -= want - o.have
 	}
 	return needs, nil
 }
+
+// shapeProbe is how many offers of a shape that can still place ShapePlan.Needs asks for
+// first; it asks shapeGrowth times as many while the dearest one read can still place.
+// Each ask is read from the shape's cheapest, so a shape that needs n offers costs
+// about n x (1 + 1/shapeGrowth + ...) rows and a round or two.
+const (
+	shapeProbe  = 8
+	shapeGrowth = 4
+)
 
 // rankAfter reports whether a ranks strictly after t on everything but the offer key
 // (ties on the rest are kept: the key of another offer of a's shape may win them), in

@@ -321,7 +321,7 @@ func shapedStore(b *testing.B) *Store {
 func BenchmarkReadShapes(b *testing.B) {
 	s := shapedStore(b)
 	ctx := context.Background()
-	none := func([]pricing.Offer) ([]ShapeNeed, error) { return nil, nil }
+	none := func([]pricing.Offer, [][]pricing.Offer, []bool) ([]ShapeNeed, error) { return nil, nil }
 	for _, tt := range []struct {
 		name string
 		read func() ([]pricing.Offer, error)

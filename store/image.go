@@ -426,40 +426,41 @@ func readShapesImage(d *imageData, q Query, plan ShapePlanner) ([]pricing.Offer,
 			pos[r.shape] = len(reps)
 		}
 	})
-	needs, err := plan(reps)
-	if err != nil {
-		return nil, err
-	}
-	type ask struct {
-		limit, taken int
-		maxPrice     float64
-	}
-	asks := make([]*ask, len(d.shapes))
-	asked := false
-	for sh, p := range pos {
-		if i := p - 1; i >= 0 && i < len(needs) && needs[i].Limit > 1 {
-			asks[sh], asked = &ask{limit: needs[i].Limit, maxPrice: needs[i].priceBound()}, true
+	// As the tables' further read: up to Limit of each asked shape's matching offers at
+	// most MaxPrice, cheapest first, the cheapest (already in reps) left out.
+	return planRounds(reps, plan, func(asked, limits []int, after []pricing.Offer, bounds []float64) ([][]pricing.Offer, error) {
+		type ask struct {
+			k, limit int
+			maxPrice float64
+			after    pricing.Offer
+			past     bool // the walk is past after
 		}
-	}
-	out := reps
-	if asked {
-		// As the tables' further read: up to limit of the shape's matching offers at
-		// most maxPrice, cheapest first, the cheapest (already in reps) left out.
+		kOf := make(map[int]int, len(asked))
+		for k, i := range asked {
+			kOf[i] = k
+		}
+		asks := make([]*ask, len(d.shapes))
+		for sh, p := range pos {
+			if k, ok := kOf[p-1]; ok && p > 0 {
+				asks[sh] = &ask{k: k, limit: limits[k], maxPrice: bounds[k], after: after[k]}
+			}
+		}
+		out := make([][]pricing.Offer, len(asked))
 		d.each(func(r *imageRow) {
 			a := asks[r.shape]
-			if a == nil || a.taken >= a.limit || r.price > a.maxPrice || !match(r) {
+			if a == nil || len(out[a.k]) >= a.limit || r.price > a.maxPrice || !match(r) {
 				return
 			}
-			if a.taken++; a.taken > 1 {
-				out = append(out, d.offer(r))
+			o := d.offer(r)
+			if !a.past {
+				a.past = storeOrder(o, a.after) > 0
+			}
+			if a.past {
+				out[a.k] = append(out[a.k], o)
 			}
 		})
-	}
-	if len(out) > len(reps) {
-		out = slices.Clone(out)
-		slices.SortFunc(out, storeOrder)
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // countByGPUImage is CountByGPU over the image.

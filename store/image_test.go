@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/pickergpu/picker/pricing"
@@ -78,7 +79,7 @@ func TestImageMatchesTables(t *testing.T) {
 		q.ExcludeFractional = r.IntN(3) == 0
 		// A random plan: some shapes asked for more, up to a random price.
 		seed := r.Uint64()
-		plan := func(cheapest []pricing.Offer) ([]ShapeNeed, error) {
+		plan := func(cheapest []pricing.Offer, _ [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) {
 			pr := rand.New(rand.NewPCG(seed, 1))
 			needs := make([]ShapeNeed, len(cheapest))
 			for j, c := range cheapest {
@@ -104,6 +105,40 @@ func TestImageMatchesTables(t *testing.T) {
 		fromTables, tableCounts := answer(false)
 		if !reflect.DeepEqual(fromImage, fromTables) {
 			t.Fatalf("query %d %+v: image gave %d offers, tables %d", i, q, len(fromImage), len(fromTables))
+		}
+		// A planner that asks in rounds (two offers of each shape, then, having seen
+		// them, the plan's own) reads what the plan asks in one round, on both paths.
+		rounds := 0
+		inRounds := func(cheapest []pricing.Offer, more [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) {
+			rounds++
+			if more == nil {
+				needs := make([]ShapeNeed, len(cheapest))
+				for j := range needs {
+					needs[j] = ShapeNeed{Limit: 2}
+				}
+				return needs, nil
+			}
+			return plan(cheapest, nil, nil)
+		}
+		for _, image := range []bool{true, false} {
+			s.UseImage(image)
+			got, err := s.ReadShapes(ctx, q, inRounds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every offer the plan reads in one round is read (the two-offer probe may
+			// add a second offer of a shape the plan does not ask more of).
+			for _, w := range fromTables {
+				if !slices.ContainsFunc(got, func(o pricing.Offer) bool { return w.Key() == o.Key() }) {
+					t.Fatalf("query %d, image %v: reading in rounds lost %s", i, image, w.Key())
+				}
+			}
+			if !slices.IsSortedFunc(got, storeOrder) {
+				t.Fatalf("query %d, image %v: rounds' offers out of store order", i, image)
+			}
+		}
+		if rounds < 2 && len(fromTables) > 0 {
+			t.Fatalf("query %d: the planner was called %d times; want a second round", i, rounds)
 		}
 		if !reflect.DeepEqual(imageCounts, tableCounts) {
 			t.Fatalf("query %d %+v: counts from the image %v, from the tables %v", i, q, imageCounts, tableCounts)
@@ -147,7 +182,7 @@ func TestImageLifecycle(t *testing.T) {
 	if n := current(); n != -1 {
 		t.Fatalf("after a write the image did not see, it is still used (%d offers)", n)
 	}
-	got, err := s.ReadShapes(ctx, Query{}, func(c []pricing.Offer) ([]ShapeNeed, error) { return nil, nil })
+	got, err := s.ReadShapes(ctx, Query{}, func(c []pricing.Offer, _ [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) { return nil, nil })
 	if err != nil || len(got) != 1 {
 		t.Fatalf("ReadShapes from the tables: %d offers, %v; want the one shape's cheapest", len(got), err)
 	}
@@ -210,13 +245,13 @@ func TestImageCodec(t *testing.T) {
 }
 
 // BenchmarkReadShapesImage: recommend's reads (ReadShapes asking 80 shapes for up to
-// 80 more offers, as fit.ShapeNeeds does for --top 10, then CountByGPU) over a ~2k-offer
+// 80 more offers, as recommend.ShapePlan may for --top 10, then CountByGPU) over a ~2k-offer
 // catalogue, from the offers image as a one-shot command reads it (nothing decoded
 // yet), from the image as the daemon holds it, and from the tables.
 func BenchmarkReadShapesImage(b *testing.B) {
 	ctx := context.Background()
 	s := imageStore(b, rand.New(rand.NewPCG(5, 7)))
-	plan := func(cheapest []pricing.Offer) ([]ShapeNeed, error) {
+	plan := func(cheapest []pricing.Offer, _ [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) {
 		needs := make([]ShapeNeed, len(cheapest))
 		for i := range min(80, len(needs)) {
 			needs[i] = ShapeNeed{Limit: 80, MaxPrice: math.Inf(1)}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
@@ -28,9 +29,14 @@ func (n ShapeNeed) priceBound() float64 {
 }
 
 // ShapePlanner decides, from the cheapest matching offer of each shape (cheapest first,
-// in the store's order), how many more offers of each shape to read; the result is
-// index-aligned with cheapest. fit.ShapeNeeds is the recommender's.
-type ShapePlanner func(cheapest []pricing.Offer) ([]ShapeNeed, error)
+// in the store's order), how many offers of each shape to read; the result is
+// index-aligned with cheapest. ReadShapes calls it again with the further offers read
+// (more[i]: shape i's, cheapest excluded, in store order; nil in the first call) and which
+// shapes have no more within the bound asked (exhausted[i]) until it asks for no offer
+// that can still be read: a planner may ask a few offers of the shapes likeliest to
+// matter, look at their prices, and ask more where they can. recommend.ShapePlan is the
+// recommender's.
+type ShapePlanner func(cheapest []pricing.Offer, more [][]pricing.Offer, exhausted []bool) ([]ShapeNeed, error)
 
 // ReadShapes returns the current offers matching q that plan says can matter, in the
 // order Offers would return them (SortPrice; q.Sort and q.Limit are ignored): the
@@ -75,40 +81,85 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 	for i, c := range cheap {
 		reps[i] = c.Offer
 	}
-	needs, err := plan(reps)
-	if err != nil {
-		return nil, err
-	}
-	// The further reads, one statement for every shape plan asks more of (issue 17: 80
-	// one-shape statements cost 4.4 ms of a 3k-offer recommend, this one ~1 ms).
-	var asks []shapeAsk
-	for i, n := range needs {
-		if n.Limit <= 1 {
-			continue
+	// The further reads, one statement per round for every shape plan asks more of
+	// (issue 17: 80 one-shape statements cost 4.4 ms of a 3k-offer recommend, this one
+	// ~1 ms). A round reads each asked shape's offers after the last one read.
+	return planRounds(reps, plan, func(asked []int, limits []int, after []pricing.Offer, bounds []float64) ([][]pricing.Offer, error) {
+		asks := make([]shapeAsk, len(asked))
+		for k, i := range asked {
+			asks[k] = shapeAsk{shape: cheap[i].shape, limit: limits[k], maxPrice: bounds[k], after: after[k]}
 		}
-		asks = append(asks, shapeAsk{shape: cheap[i].shape, limit: n.Limit, maxPrice: n.priceBound(), first: cheap[i].Offer.Key()})
+		var key strings.Builder
+		key.WriteString("shapes+|" + qk)
+		for _, a := range asks {
+			key.WriteString("|" + fmtKey(a.shape, a.limit, a.maxPrice) + "|" + strconv.FormatFloat(a.after.PriceUSDHr, 'g', -1, 64) + "|" + a.after.Region + "|" + a.after.Zone)
+		}
+		got, err := cached(s, version, key.String(), func() ([]shapeOffer, error) { return s.moreShapeOffers(ctx, conn, q, asks) })
+		if err != nil {
+			return nil, err
+		}
+		at := make(map[int64]int, len(asks))
+		for k, a := range asks {
+			at[a.shape] = k
+		}
+		out := make([][]pricing.Offer, len(asks))
+		for _, m := range got {
+			if k, ok := at[m.shape]; ok {
+				out[k] = append(out[k], m.Offer)
+			}
+		}
+		return out, nil
+	})
+}
+
+// planRounds runs a ShapePlanner to its end over the cheapest offers reps: each round
+// asks read, for the shapes (indexes into reps) plan wants more of than were read, up to
+// limits[k] further offers each after the last one read (after[k]: store order) priced
+// at most bounds[k], and appends them. A shape that yields fewer than asked has no more
+// within its bound, and is not asked again: the rounds end when plan asks nothing new.
+// The result is reps and every further offer read, in store order.
+func planRounds(reps []pricing.Offer, plan ShapePlanner, read func(asked, limits []int, after []pricing.Offer, bounds []float64) ([][]pricing.Offer, error)) ([]pricing.Offer, error) {
+	more := make([][]pricing.Offer, len(reps))
+	done := make([]bool, len(reps))
+	for first := true; ; first = false {
+		arg, ex := more, done
+		if first {
+			arg, ex = nil, nil
+		}
+		needs, err := plan(reps, arg, ex)
+		if err != nil {
+			return nil, err
+		}
+		var asked, limits []int
+		var after []pricing.Offer
+		var bounds []float64
+		for i, n := range needs {
+			if i < len(reps) && !done[i] && n.Limit > 1+len(more[i]) {
+				last := reps[i]
+				if m := more[i]; len(m) > 0 {
+					last = m[len(m)-1]
+				}
+				asked, limits = append(asked, i), append(limits, n.Limit-1-len(more[i]))
+				after, bounds = append(after, last), append(bounds, n.priceBound())
+			}
+		}
+		if len(asked) == 0 {
+			break
+		}
+		got, err := read(asked, limits, after, bounds)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range asked {
+			if len(got[k]) < limits[k] {
+				done[i] = true
+			}
+			more[i] = append(more[i], got[k]...)
+		}
 	}
 	out := reps
-	if len(asks) == 0 {
-		return out, nil
-	}
-	var key strings.Builder
-	key.WriteString("shapes+|" + qk)
-	for _, a := range asks {
-		key.WriteString("|" + fmtKey(a.shape, a.limit, a.maxPrice))
-	}
-	more, err := cached(s, version, key.String(), func() ([]shapeOffer, error) { return s.moreShapeOffers(ctx, conn, q, asks) })
-	if err != nil {
-		return nil, err
-	}
-	first := make(map[int64]pricing.Key, len(asks))
-	for _, a := range asks {
-		first[a.shape] = a.first
-	}
 	for _, m := range more {
-		if m.Offer.Key() != first[m.shape] {
-			out = append(out, m.Offer)
-		}
+		out = append(out, m...)
 	}
 	if len(out) > len(reps) {
 		out = slices.Clone(out)
@@ -222,13 +273,13 @@ func cheapestPerShapeSQL(q Query) (string, []any, error) {
 	return query, append(oa, sa...), nil
 }
 
-// shapeAsk is one shape plan asks more of: up to limit of its cheapest offers priced at
-// most maxPrice (first, the cheapest, was read already).
+// shapeAsk is one shape plan asks more of: up to limit of its offers after after (the
+// last one read, in store order) priced at most maxPrice.
 type shapeAsk struct {
 	shape    int64
 	limit    int
 	maxPrice float64
-	first    pricing.Key
+	after    pricing.Offer
 }
 
 // shapeOffersSQL is the further read: for each shape asked (a JSON array of [shape id,
@@ -242,12 +293,13 @@ func shapeOffersSQL(q Query) (string, []any, error) {
 	}
 	return "SELECT o.shape_id, " + offerCols("o") + ` FROM json_each(?) j JOIN offers o ON o.id IN (
 		SELECT id FROM offers INDEXED BY offers_current_shape
-		WHERE shape_id = j.value ->> 0 AND price IS NOT NULL AND price <= j.value ->> 1` + and(ow) + `
+		WHERE shape_id = j.value ->> 0 AND price IS NOT NULL AND price <= j.value ->> 1
+			AND (price, region, zone) > (j.value ->> 2, j.value ->> 3, j.value ->> 4)` + and(ow) + `
 		ORDER BY price, region, zone LIMIT ?)`, oa, nil
 }
 
 // moreShapeOffers runs the further reads of asks: one statement per distinct limit
-// (fit.ShapeNeeds asks the same of every shape, so one in practice).
+// (recommend.ShapePlan asks few distinct sizes).
 func (s *Store) moreShapeOffers(ctx context.Context, db queryer, q Query, asks []shapeAsk) ([]shapeOffer, error) {
 	query, oa, err := shapeOffersSQL(q)
 	if err != nil {
@@ -259,7 +311,11 @@ func (s *Store) moreShapeOffers(ctx context.Context, db queryer, q Query, asks [
 		if _, ok := byLimit[a.limit]; !ok {
 			limits = append(limits, a.limit)
 		}
-		byLimit[a.limit] = append(byLimit[a.limit], "["+strconv.FormatInt(a.shape, 10)+","+strconv.FormatFloat(a.maxPrice, 'g', -1, 64)+"]")
+		cursor, err := json.Marshal([]any{a.shape, a.maxPrice, a.after.PriceUSDHr, a.after.Region, a.after.Zone})
+		if err != nil {
+			return nil, err
+		}
+		byLimit[a.limit] = append(byLimit[a.limit], string(cursor))
 	}
 	var out []shapeOffer
 	for _, lim := range limits {

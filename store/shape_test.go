@@ -73,9 +73,10 @@ func TestShapeQueryPlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan = explain(t, s, query, append(append([]any{"[[1,10],[2,20],[3,1e308]]"}, args...), 10))
+		plan = explain(t, s, query, append(append([]any{`[[1,10,1,"r",""],[2,20,1.5,"r","z"],[3,1e308,2,"",""]]`}, args...), 10))
 		joined = strings.Join(plan, "\n")
-		for _, want := range []string{"SEARCH offers USING COVERING INDEX offers_current_shape (shape_id=? AND price>? AND price<?)", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"} {
+		// Each shape's walk starts after the last offer read (the index's own order).
+		for _, want := range []string{"SEARCH offers USING COVERING INDEX offers_current_shape (shape_id=? AND (price,region,zone)>(?,?,?) AND price<?)", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"} {
 			if !strings.Contains(joined, want) {
 				t.Errorf("shape offers %+v: plan lacks %q:\n%s", q, want, joined)
 			}
@@ -172,7 +173,7 @@ func TestReadShapesAll(t *testing.T) {
 				t.Fatal(err)
 			}
 			var shapes int
-			all, err := s.ReadShapes(ctx, q, func(cheapest []pricing.Offer) ([]ShapeNeed, error) {
+			all, err := s.ReadShapes(ctx, q, func(cheapest []pricing.Offer, _ [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) {
 				shapes = len(cheapest)
 				needs := make([]ShapeNeed, len(cheapest))
 				for i := range needs {
@@ -197,7 +198,7 @@ func TestReadShapesAll(t *testing.T) {
 			if err != nil || !reflect.DeepEqual(counts, wantCounts) {
 				t.Errorf("cache %v, %+v: CountByGPU = %v, %v; want %v", cache, q, counts, err, wantCounts)
 			}
-			cheapest, err := s.ReadShapes(ctx, q, func(c []pricing.Offer) ([]ShapeNeed, error) { return nil, nil })
+			cheapest, err := s.ReadShapes(ctx, q, func(c []pricing.Offer, _ [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) { return nil, nil })
 			if err != nil {
 				t.Fatal(err)
 			}

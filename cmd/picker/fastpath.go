@@ -33,9 +33,9 @@ func recommendOffers(ctx context.Context, st offerStore, q store.Query, in recom
 		offers, err = st.Offers(ctx, q)
 		return offers, false, err
 	}
-	offers, err = ss.ReadShapes(ctx, q, func(cheapest []pricing.Offer) ([]store.ShapeNeed, error) {
-		in.Offers = cheapest
-		needs, err := recommend.ShapeNeeds(in)
+	plan := recommend.NewShapePlan(in)
+	offers, err = ss.ReadShapes(ctx, q, func(cheapest []pricing.Offer, more [][]pricing.Offer, exhausted []bool) ([]store.ShapeNeed, error) {
+		needs, err := plan.Needs(cheapest, more, exhausted)
 		if err != nil {
 			// A job fit.Recommend refuses: it says so over these offers just as well.
 			return nil, nil
