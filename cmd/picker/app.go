@@ -159,7 +159,7 @@ func (a *app) exitCode(err error) int {
 func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "picker",
-		Short: "Find the cheapest GPU instance whose VRAM just covers your job",
+		Short: "Find the GPU instance that fits your job and does it for the least money",
 		Long: `picker estimates the GPU memory a training, fine-tuning or inference job needs,
 keeps GPU instance prices from the clouds in a local SQLite database (seeded from an
 embedded price snapshot, so it works offline), and recommends the cheapest instance

@@ -1,6 +1,6 @@
 // Command picker answers "what is the cheapest GPU instance that can run this job?":
 // it estimates a job's GPU memory, keeps GPU instance prices from the clouds in SQLite,
-// and recommends the cheapest instance whose VRAM just covers the job.
+// and recommends the instance that fits the job and does it for the least money.
 //
 // It is the only package that knows every other: config, wiring, commands, output. Each
 // command has an Options struct (its typed inputs, lazily opened dependencies, IOStreams)

@@ -240,12 +240,15 @@ func (a *app) newRecommendOptions() *RecommendOptions {
 func (a *app) recommendCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "recommend",
-		Short: "Recommend the cheapest GPU instance whose VRAM just covers the job",
-		Long: `recommend estimates the job's GPU memory, evaluates it on every stored offer at that
-offer's GPU count (unless --gpus pins it), and lists the cheapest offers that fit, with
-a savings ladder: what each memory-saving change (smaller micro-batch, mixed precision,
-gradient checkpointing, LoRA, ZeRO-3/offload, QLoRA; int8/4-bit for inference) would
-need and cost. Exit 3 when nothing fits, with the nearest miss.`,
+		Short: "Recommend the GPU instances that fit the job, cheapest for the work first",
+		Long: `recommend estimates the job's GPU memory and time, evaluates it on every stored offer at
+that offer's GPU count (unless --gpus pins it), and lists the offers that fit, ranked by
+the cost of the work: the job's dollars with --tokens (--requests, --image-count), else
+the dollars per million tokens or per image (--rank hourly: the price per hour). The
+savings ladder lists each memory-saving change (smaller micro-batch with gradient
+accumulation, mixed precision, gradient checkpointing, LoRA, ZeRO/offload, QLoRA;
+fp8/int8/4-bit for inference) that would do the job for less, with what it needs, costs
+and how much slower it runs. Exit 3 when nothing fits, with the nearest miss.`,
 		Example: `  picker recommend --model llama-2-7b --task qlora --batch 4 --seq-len 2048
   picker recommend --model meta-llama/Meta-Llama-3-70B --task full-ft --shard zero3 --purchase spot
   picker recommend --model mistral-7b --task lora --tokens 50e6 -o json
