@@ -213,7 +213,10 @@ type cand struct {
 	cost  float64 // billed job cost
 	vk    variantKey
 	need  float64
-	tim   *jobtime.Timing // nil until timed
+	tim   *jobtime.Timing // nil until timed (or untimed)
+	// timed: the time model was asked (evaluator.time); by the hour only ties and the
+	// offers reported need it.
+	timed bool
 }
 
 // timeModel returns the variant's time model, built once.
@@ -392,14 +395,27 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	}
 	inf := math.Inf(1)
 	cd := cand{i: i, spare: mem - v.need, hours: -1, unit: inf, speed: inf, vk: vk, need: v.need}
-	// Every offer is timed (memoized per GPU model and link): the ranking reads the cost
-	// of the work, ties go to the faster offer, and a deadline drops the slow ones.
-	e.timeJob(&cd, v, o, c)
-	if e.in.Deadline > 0 && (cd.hours < 0 || cd.total > e.in.Deadline.Hours()) {
-		return cand{}, false
+	// Ranked by the cost of the work, or held to a deadline, every offer is timed
+	// (memoized per GPU model and link); by the hour, only those whose price ties.
+	if e.in.Rank == RankJob || e.in.Deadline > 0 {
+		e.timeJob(&cd, v, o, c)
+		cd.timed = true
+		if e.in.Deadline > 0 && (cd.hours < 0 || cd.total > e.in.Deadline.Hours()) {
+			return cand{}, false
+		}
 	}
 	e.price(&cd)
 	return cd, true
+}
+
+// time times cd if it was not yet, and prices what the time gives (the job's cost).
+func (e *evaluator) time(cd *cand) {
+	if cd.timed {
+		return
+	}
+	e.timeJob(cd, e.variant(cd.vk), &e.in.Offers[cd.i], e.caps[cd.i])
+	cd.timed = true
+	e.price(cd)
 }
 
 // better orders by the ranking's figure as shown, then the faster offer, then the
@@ -410,6 +426,8 @@ func (e *evaluator) better(a, b *cand) bool {
 	if a.shown != b.shown {
 		return a.shown < b.shown
 	}
+	e.time(a)
+	e.time(b)
 	if a.speed != b.speed {
 		return a.speed < b.speed
 	}
@@ -445,8 +463,8 @@ func (e *evaluator) fit(cd cand) Fit {
 	o := &e.in.Offers[cd.i]
 	f := Fit{Offer: o.WithUsableMemory(), NeedPerGPUGiB: fit.Round3(cd.need), SparePerGPUGiB: fit.Round3(cd.spare), GPUsUsed: cd.vk.gpus, vk: cd.vk,
 		rank: cd.primary, unit: cd.unit}
-	if cd.tim == nil {
-		e.timeJob(&cd, e.variant(cd.vk), o, e.caps[cd.i])
+	if !cd.timed {
+		e.time(&cd)
 		f.unit = cd.unit
 	}
 	if t := cd.tim; t != nil && !math.IsInf(cd.unit, 1) {

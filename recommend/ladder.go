@@ -162,8 +162,9 @@ func newLadderRun(in *RecommendInput, caps []*gpuCaps, baseEv *evaluator, baseFi
 	}
 	lr.ctx = rungCtx{m: in.Model, res: baseRes, multiGPU: !in.PinGPUs || in.Job.GPUs > 1}
 	sub := *in
-	sub.Offers, lr.caps = ladderOffers(in, caps) // classes.go
+	lr.caps = caps
 	lr.cheaperOnly(&sub)
+	sub.Offers, lr.caps = ladderOffers(&sub, lr.caps) // classes.go
 	sub.facts = make([]offerFacts, len(sub.Offers))
 	lr.in = &sub
 	return lr
@@ -187,6 +188,7 @@ func (lr *ladderRun) cheaperOnly(sub *RecommendInput) {
 		}
 	}
 	sub.Offers, lr.caps = offers, caps
+	sub.facts = make([]offerFacts, len(offers))
 	lr.narrowed = true
 }
 

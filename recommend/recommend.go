@@ -66,10 +66,8 @@ type RecommendInput struct {
 	// the distinct GPU models (gpuCaps.idx).
 	facts []offerFacts
 	nCaps int
-	// bills caches jobtime.BillingFor per provider (billing), lastBill the last asked.
-	bills    map[string]jobtime.Billing
-	lastProv string
-	lastBill jobtime.Billing
+	// bills caches jobtime.BillingFor per provider (billing).
+	bills []providerBilling
 	// spanned says why a pinned --gpus larger than every instance became a cluster plan
 	// (spanPinnedGPUs, nodes.go); empty otherwise.
 	spanned string
@@ -489,19 +487,26 @@ func (in *RecommendInput) factsOf(i int) *offerFacts {
 	return f
 }
 
-// billing is jobtime.BillingFor(provider), looked up once per provider and call.
+// billing is jobtime.BillingFor(provider), looked up once per provider and call: a few
+// providers hold every offer, so a short list beats a map lookup per offer.
 func (in *RecommendInput) billing(provider string) jobtime.Billing {
-	if provider == in.lastProv && in.bills != nil {
-		return in.lastBill
+	for i := range in.bills {
+		if in.bills[i].provider == provider {
+			return in.bills[i].b
+		}
 	}
-	if in.bills == nil {
-		in.bills = map[string]jobtime.Billing{}
+	b := jobtime.BillingFor(provider)
+	if len(in.bills) < maxBillCache {
+		in.bills = append(in.bills, providerBilling{provider, b})
 	}
-	b, ok := in.bills[provider]
-	if !ok {
-		b = jobtime.BillingFor(provider)
-		in.bills[provider] = b
-	}
-	in.lastProv, in.lastBill = provider, b
 	return b
+}
+
+// maxBillCache bounds RecommendInput.bills (a catalogue of many providers looks the
+// rest up each time).
+const maxBillCache = 32
+
+type providerBilling struct {
+	provider string
+	b        jobtime.Billing
 }

@@ -199,6 +199,10 @@ func rankAfter(ev *evaluator, a, t *cand) bool {
 	switch {
 	case a.shown != t.shown:
 		return a.shown > t.shown
+	}
+	ev.time(a)
+	ev.time(t)
+	switch {
 	case a.speed != t.speed:
 		return a.speed > t.speed
 	case a.primary != t.primary:
