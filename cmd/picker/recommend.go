@@ -291,13 +291,22 @@ func noFit(out *RecommendResult) error {
 var fitColumns = []string{"provider", "region", "zone", "instance_type", "gpu_model", "gpu_count", "gpu_mem_gib", "vcpus", "ram_gib",
 	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd",
 	"nodes", "cluster_price_usd_hr",
-	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "time_bound", "frontier", "regions"}
+	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "usd_per_m_tokens", "images_per_s", "usd_per_image", "time_bound", "frontier", "regions"}
 
 func optNum(v *float64) string {
 	if v == nil {
 		return ""
 	}
 	return num(*v, 3)
+}
+
+// optNum6 is optNum for costs per unit of work, kept to six decimals (a cent per image
+// is 0.01).
+func optNum6(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return num(*v, 6)
 }
 
 func writeRecommendation(s *IOStreams, r *RecommendResult) error {
@@ -313,7 +322,8 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 				string(o.Purchase), num(o.PriceUSDHr, 6), o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source,
 				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD),
 				num(float64(max(f.Nodes, 1)), 0), num(o.PriceUSDHr*float64(max(f.Nodes, 1)), 6),
-				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum(f.USDPerMOutTokens), f.TimeBound, strconv.FormatBool(f.Frontier), strings.Join(f.Regions, " ")}
+				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum6(f.USDPerMOutTokens),
+				optNum6(f.USDPerMTokens), optNum(f.ImagesPerSec), optNum6(f.USDPerImage), f.TimeBound, strconv.FormatBool(f.Frontier), strings.Join(f.Regions, " ")}
 		}
 		return writeCSV(w, fitColumns, rows)
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -181,6 +183,13 @@ func TestRecommendTableCSVAndSnapshotWarning(t *testing.T) {
 	}
 	if recs[1][slices.Index(fitColumns, "est_cost_usd")] == "" {
 		t.Errorf("est_cost_usd empty with --tokens: %v", recs[1])
+	}
+	// The cost of a million trained tokens is the price over the tokens an hour trains.
+	price, _ := strconv.ParseFloat(recs[1][slices.Index(fitColumns, "price_usd_hr")], 64)
+	tps, _ := strconv.ParseFloat(recs[1][slices.Index(fitColumns, "tokens_per_s")], 64)
+	perM, err := strconv.ParseFloat(recs[1][slices.Index(fitColumns, "usd_per_m_tokens")], 64)
+	if want := price / (tps * 3600) * 1e6; err != nil || math.Abs(perM-want) > 1e-3*want+1e-6 {
+		t.Errorf("usd_per_m_tokens %q; want %.6f from price %v and %v tokens/s", recs[1][slices.Index(fitColumns, "usd_per_m_tokens")], want, price, tps)
 	}
 }
 
