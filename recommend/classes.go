@@ -109,6 +109,11 @@ func boolInt(b bool) int {
 // then key) with at least its host RAM, and drops those it so beats.
 func keepOnRAM(offers []pricing.Offer, list []int, i int) []int {
 	o := &offers[i]
+	if len(list) == 1 { // the usual case: one kept, dearer or equal and with no more RAM
+		if p := &offers[list[0]]; p.PriceUSDHr < o.PriceUSDHr && p.RAMGiB >= o.RAMGiB {
+			return list
+		}
+	}
 	before := func(a, b *pricing.Offer) bool { // a ranks before b within a class
 		if a.PriceUSDHr != b.PriceUSDHr {
 			return a.PriceUSDHr < b.PriceUSDHr
