@@ -206,7 +206,9 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	rec.LadderOmits = ladderOmits(rin)
 	rec.Excluded = append(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs)...) // fp8.go, stack.go
 	rec.CheapestCluster = cheapestCluster(rin, caps, fits)
-	rec.Warnings = append(append(warnings(rin, rec), exclusionWarnings(rec.Excluded)...), rec.Estimate.Warnings...)
+	// Exclusions are in rec.Excluded only, not repeated as warnings: a JSON reader has
+	// them structured there, and the CLI prints one summary line of them.
+	rec.Warnings = append(warnings(rin, rec), rec.Estimate.Warnings...)
 	if rin.spanned != "" {
 		rec.Warnings = append(rec.Warnings, rin.spanned)
 	}

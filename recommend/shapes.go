@@ -236,20 +236,10 @@ func priceBound(ev *evaluator, cd, t *cand) float64 {
 }
 
 // RecountExclusions sets each exclusion's offer count to counts[its GPU model] (matching
-// offers of that model, all of them, where rec was computed over the shape read) and
-// rewrites the exclusion warnings in place.
+// offers of that model, all of them, where rec was computed over the shape read).
 func RecountExclusions(rec *Recommendation, counts map[string]int) {
-	old := exclusionWarnings(rec.Excluded)
 	rec.Excluded = slices.Clone(rec.Excluded)
 	for i := range rec.Excluded {
 		rec.Excluded[i].Offers = counts[rec.Excluded[i].GPUModel]
 	}
-	w := slices.Clone(rec.Warnings)
-	for i := 0; len(old) > 0 && i+len(old) <= len(w); i++ {
-		if slices.Equal(w[i:i+len(old)], old) {
-			copy(w[i:], exclusionWarnings(rec.Excluded))
-			break
-		}
-	}
-	rec.Warnings = w
 }

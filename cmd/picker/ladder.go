@@ -8,7 +8,7 @@ import (
 
 // writeLadder prints the savings ladder (the rungs that do the work for less, each on its
 // own), the combined plan, what the ladder leaves out, and with -v the rungs left out and
-// why. The cost column is the ranking's figure (job $, $/M tokens, $/1K images; $/HR
+// why (there only: RunRecommend does not log them too). The cost column is the ranking's figure (job $, $/M tokens, $/1K images; $/HR
 // with --rank hourly), $/HR beside it.
 func writeLadder(s *IOStreams, r *recommend.Recommendation) error {
 	w := s.Out
@@ -44,7 +44,11 @@ func writeLadder(s *IOStreams, r *recommend.Recommendation) error {
 			return err
 		}
 	case len(r.Offers) > 0 && len(r.Rejected) > 0:
-		fmt.Fprintf(w, "\nsavings ladder: none of %d changes does the job for less than the top offer (-v says why)\n", len(r.Rejected))
+		why := " (-v says why)"
+		if s.Verbose {
+			why = "" // the table of rungs left out, below, says it
+		}
+		fmt.Fprintf(w, "\nsavings ladder: none of %d changes does the job for less than the top offer%s\n", len(r.Rejected), why)
 	}
 	if r.Plan != nil {
 		fmt.Fprintln(w, "\nplan (the cheapest combination):")

@@ -22,12 +22,13 @@ type IOStreams struct {
 	Format      string // table, json or csv
 	TTY         bool
 	Verbose     bool // -v: tables add detail (recommend's time-cost frontier, exclusions, assumptions, per-offer notes, the ladder's rejected rungs)
+	Quiet       bool // -q: the result alone (recommend: the offers' table), no warnings
 	Now         func() time.Time
 }
 
 // streams is where commands print, as the global flags and the terminal say.
 func (a *app) streams() *IOStreams {
-	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Verbose: a.verbose, Now: a.now}
+	return &IOStreams{Out: a.stdout, ErrOut: a.stderr, Format: a.output, TTY: a.tty, Verbose: a.verbose, Quiet: a.quiet && !a.verbose, Now: a.now}
 }
 
 // table is a rendered result: headers and rows of cells. The same table goes to a

@@ -189,9 +189,6 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	if o.Log != nil {
 		o.Log.Debug("recommend", "model", m.Name, "source", m.Source, "params", m.Params(), "offers_read", nRead,
 			"fits_shown", len(rec.Offers), "ladder", len(rec.Ladder), "rejected", len(rec.Rejected), "took", time.Since(start).Round(time.Millisecond))
-		for _, r := range rec.Rejected {
-			o.Log.Debug("ladder rung left out", "change", r.Change, "flags", r.Flags, "why", r.Reason)
-		}
 	}
 	rec.Warnings = append(rec.Warnings, freshnessWarnings(rec.Offers, o.Now(), o.StaleAfter)...)
 	if rec.Offers == nil {
@@ -327,20 +324,20 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 		}
 		return writeCSV(w, fitColumns, rows)
 	}
+	if s.Quiet {
+		return writeQuietRecommendation(s, r)
+	}
 	fmt.Fprintln(w, estimateSummary(r.Estimate, r.HeadroomPct))
 	fmt.Fprintln(w)
 	if len(r.Offers) > 0 {
-		t := offerTable(r.Recommendation, s.Verbose, func(f recommend.Fit) string { return formatAge(s.Now().Sub(f.ObservedAt)) })
-		if err := t.write(w, s.TTY); err != nil {
+		if err := writeFits(s, r); err != nil {
 			return err
-		}
-		writeClusters(w, r.Offers)
-		if c := r.CheapestCluster; c != nil {
-			fmt.Fprint(w, "cheapest multi-node plan: ")
-			writeClusters(w, []recommend.Fit{*c})
 		}
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
+	}
+	if err := writeExclusions(s, r.Excluded); err != nil {
+		return err
 	}
 	if err := writeLadder(s, r.Recommendation); err != nil {
 		return err
@@ -354,32 +351,54 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 		fmt.Fprintln(s.ErrOut, "warning:", warn)
 	}
 	if s.Verbose {
-		// Totals per reason code; each GPU model's line is among the warnings above.
-		var codes []string
-		count := map[string]int{}
-		models := map[string][]string{}
-		for _, e := range r.Excluded {
-			if count[e.Code] == 0 {
-				codes = append(codes, e.Code)
-			}
-			count[e.Code] += e.Offers
-			models[e.Code] = append(models[e.Code], e.GPUModel)
-		}
-		for _, c := range codes {
-			fmt.Fprintf(s.ErrOut, "excluded (%s): %d offers on %s\n", c, count[c], strings.Join(models[c], ", "))
-		}
 		if r.Estimate != nil {
+			// The framework's defaults are in the headline already.
+			fw := string(r.Estimate.Job.Framework) + " default:"
 			for _, a := range r.Estimate.Assumptions {
-				fmt.Fprintln(s.ErrOut, "assumption:", a)
+				if !strings.HasPrefix(a, fw) {
+					fmt.Fprintln(s.ErrOut, "assumption:", a)
+				}
 			}
 		}
 		for _, f := range r.Offers {
 			for _, n := range f.Notes {
-				fmt.Fprintf(s.ErrOut, "note: %s %s: %s\n", f.Provider, f.InstanceType, n)
+				if !saidByWarning(n, r.Warnings) {
+					fmt.Fprintf(s.ErrOut, "note: %s %s: %s\n", f.Provider, f.InstanceType, n)
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// saidByWarning reports whether a warning already says note: recommend turns the notes
+// every offer of a GPU model shares into one warning for that model (the note, perhaps
+// with a parenthesis of advice), and -v says each thing once.
+func saidByWarning(note string, warnings []string) bool {
+	return slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, note) })
+}
+
+// writeFits is the table of the offers that fit, and the multi-node plans among them.
+func writeFits(s *IOStreams, r *RecommendResult) error {
+	t := offerTable(r.Recommendation, s.Verbose, func(f recommend.Fit) string { return formatAge(s.Now().Sub(f.ObservedAt)) })
+	if err := t.write(s.Out, s.TTY); err != nil {
+		return err
+	}
+	writeClusters(s.Out, r.Offers)
+	if c := r.CheapestCluster; c != nil {
+		fmt.Fprint(s.Out, "cheapest multi-node plan: ")
+		writeClusters(s.Out, []recommend.Fit{*c})
+	}
+	return nil
+}
+
+// writeQuietRecommendation is -q's answer: the offers' table alone, for a script to read.
+// When nothing fits there is no table, and the error (exit 3) carries the nearest miss.
+func writeQuietRecommendation(s *IOStreams, r *RecommendResult) error {
+	if len(r.Offers) == 0 {
+		return nil
+	}
+	return writeFits(s, r)
 }
 
 // rankedColumn is the table's header and cell for the figure the offers are ranked by,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -111,8 +112,8 @@ func TestRecommendStackCLI(t *testing.T) {
 		t.Errorf("excluded = %+v; want no-pytorch (K80) and no-bitsandbytes entries", out.Excluded)
 	}
 	tbl := runCLI(t, db, false, "-v", "recommend", "--model", "tinyllama-1.1b", "--task", "qlora", "--vendor", "amd")
-	if !strings.Contains(tbl.stderr, "excluded (vendor):") || !strings.Contains(tbl.stderr, "assumption: hf default:") {
-		t.Errorf("-v stderr lacks the exclusion totals or assumptions:\n%s", tbl.stderr)
+	if !regexp.MustCompile(`(?m)^H100\t\d+\tvendor\t`).MatchString(tbl.stdout) || !strings.Contains(tbl.stderr, "assumption: ") {
+		t.Errorf("-v lacks the exclusions (stdout, H100 under vendor) or the assumptions (stderr):\n%s\n%s", tbl.stdout, tbl.stderr)
 	}
 	if strings.Contains(tbl.stdout, "NVIDIA") || strings.Contains(tbl.stdout, " H100 ") {
 		t.Errorf("--vendor amd listed NVIDIA offers:\n%s", tbl.stdout)
