@@ -2,6 +2,8 @@ package recommend
 
 import (
 	"slices"
+
+	"github.com/pickergpu/picker/pricing"
 )
 
 // groupFetchFactor: Recommend ranks this many times --top offers before grouping, so
@@ -9,11 +11,11 @@ import (
 const groupFetchFactor = 8
 
 // groupKey is what makes two fits the same offer in all but region: a cloud's instance
-// type priced the same in several regions fills the top of the list otherwise.
+// type priced the same in several regions fills the top of the list otherwise. The
+// offer's part is the rule the Compare page groups by too (pricing.RegionGroupKey).
 type groupKey struct {
-	provider, instance, gpu string
-	purchase                string
-	price, gpus, mem, need  float64
+	pricing.RegionGroupKey
+	need float64
 }
 
 // groupByRegion folds fits that differ only in region (or zone) into the best of them,
@@ -22,9 +24,9 @@ func groupByRegion(fits []Fit, top int) []Fit {
 	var out []Fit
 	idx := map[groupKey]int{}
 	for _, f := range fits {
-		k := groupKey{f.Provider, f.InstanceType, f.GPUModel, string(f.Purchase), f.PriceUSDHr, f.GPUCount, f.GPUMemGiB, f.NeedPerGPUGiB}
+		k := groupKey{f.RegionGroupKey(), f.NeedPerGPUGiB}
 		if i, ok := idx[k]; ok {
-			if r := regionName(f); !slices.Contains(out[i].Regions, r) {
+			if r := f.Place(); !slices.Contains(out[i].Regions, r) {
 				out[i].Regions = append(out[i].Regions, r)
 			}
 			continue
@@ -33,7 +35,7 @@ func groupByRegion(fits []Fit, top int) []Fit {
 			continue
 		}
 		idx[k] = len(out)
-		f.Regions = []string{regionName(f)}
+		f.Regions = []string{f.Place()}
 		out = append(out, f)
 	}
 	for i := range out {
@@ -42,11 +44,4 @@ func groupByRegion(fits []Fit, top int) []Fit {
 		}
 	}
 	return out
-}
-
-func regionName(f Fit) string {
-	if f.Zone != "" {
-		return f.Region + "/" + f.Zone
-	}
-	return f.Region
 }

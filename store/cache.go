@@ -4,13 +4,10 @@ import (
 	"container/list"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 
 	"golang.org/x/sync/singleflight"
-
-	"github.com/pickergpu/picker/pricing"
 )
 
 // offerCache holds query results while the database's current offers are unchanged, so
@@ -131,15 +128,6 @@ func cached[T any](s *Store, v int64, key string, read func() ([]T, error)) ([]T
 		return nil, err
 	}
 	return val.([]T), nil
-}
-
-func (s *Store) cachedOffers(ctx context.Context, q Query) ([]pricing.Offer, error) {
-	v, err := s.dataVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out, err := cached(s, v, "offers|"+queryKey(q), func() ([]pricing.Offer, error) { return s.queryOffers(ctx, q) })
-	return slices.Clone(out), err
 }
 
 // DataVersion is the version of the current offers (see offerCache): it changes with

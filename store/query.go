@@ -10,41 +10,6 @@ import (
 	"github.com/pickergpu/picker/pricing"
 )
 
-// Sort orders current offers, cheapest first.
-type Sort string
-
-const (
-	SortPrice       Sort = "price"         // price per instance-hour (the default)
-	SortPricePerGPU Sort = "price-per-gpu" // price / GPU count (a 1/8 slice counts as 1/8 of a GPU)
-	SortPricePerGiB Sort = "price-per-gib" // price / total VRAM of the instance
-)
-
-// ParseSort accepts the CONTRACT's --sort values; "" means SortPrice.
-func ParseSort(s string) (Sort, error) {
-	switch v := Sort(strings.ToLower(strings.TrimSpace(s))); v {
-	case "":
-		return SortPrice, nil
-	case SortPrice, SortPricePerGPU, SortPricePerGiB:
-		return v, nil
-	}
-	return "", pricing.Errorf(pricing.Invalid, "sort %q: want price, price-per-gpu or price-per-gib", s)
-}
-
-// The ORDER BY expressions match the expression indexes of 0001_init.sql exactly, so
-// SQLite walks an index instead of sorting every current offer.
-var sortExpr = map[Sort]string{
-	SortPrice:       "price",
-	SortPricePerGPU: "price / gpu_count",
-	SortPricePerGiB: "price / total_vram_gib",
-}
-
-// sortIndex names the partial index whose expression is sortExpr's.
-var sortIndex = map[Sort]string{
-	SortPrice:       "offers_current_price",
-	SortPricePerGPU: "offers_current_per_gpu",
-	SortPricePerGiB: "offers_current_per_gib",
-}
-
 // Query selects current offers (CONTRACT.md, `picker offers` and `recommend`).
 // Zero values mean "no restriction".
 type Query struct {
@@ -61,8 +26,15 @@ type Query struct {
 	MaxGPUs         float64
 	// ExcludeFractional drops vGPU slices (gpu_count < 1).
 	ExcludeFractional bool
-	Sort              Sort // "" = SortPrice
-	Limit             int  // 0 = all
+	Sort              Sort // "" = SortPrice; see SortKeys
+	// Desc reverses the sort key (ties stay cheapest first, then by identity).
+	Desc bool
+	// Search keeps the offers of which each word (SearchWords) is part of the provider,
+	// instance type, GPU model, region or zone, ignoring case.
+	Search string
+	// After is a cursor (Page.Next): only the offers after that position in this order.
+	After string
+	Limit int // 0 = all
 }
 
 // offerColumns are the columns scanned into a pricing.Offer, last the observed time.
@@ -81,22 +53,162 @@ func seenExpr(t string) string {
 	return "max(" + t + ".last_seen, coalesce((SELECT seen.last_seen FROM seen WHERE seen.provider = " + t + ".provider AND seen.region = " + t + ".region), 0))"
 }
 
-// Offers returns the current offers (those with an open price interval) matching q,
-// cheapest first by q.Sort, ties broken by provider, region, zone, instance type and
-// purchase so the order is the same on every run. ObservedAt is when the price was
-// last seen, Source where it came from.
-func (s *Store) Offers(ctx context.Context, q Query) ([]pricing.Offer, error) {
-	if s.cache != nil {
-		return s.cachedOffers(ctx, q)
-	}
-	return s.queryOffers(ctx, q)
+// Page is one page of the current offers a Query selects.
+type Page struct {
+	Offers []pricing.Offer
+	// Total counts the offers the query matches on every page (its After and Limit aside).
+	Total int
+	// Next is the cursor of the page after this one (for Query.After), "" on the last.
+	Next string
 }
 
+// Offers returns the current offers (those with an open price interval) matching q, in
+// q.Sort's order (cheapest first by default; ties broken by price, then provider,
+// region, zone, instance type and purchase, so the order is the same on every run), at
+// most q.Limit of them after q.After. ObservedAt is when the price was last seen,
+// Source where it came from, GPUMemGiB the usable memory (pricing.Offer.WithUsableMemory).
+func (s *Store) Offers(ctx context.Context, q Query) ([]pricing.Offer, error) {
+	p, err := s.page(ctx, q, s.cache != nil, false)
+	return p.Offers, err
+}
+
+// OffersPage is Offers with the paging facts: the total the query matches and the
+// cursor of the next page.
+func (s *Store) OffersPage(ctx context.Context, q Query) (Page, error) {
+	return s.page(ctx, q, s.cache != nil, true)
+}
+
+// queryOffers is Offers read from the database, never from the cache (the tests' truth).
 func (s *Store) queryOffers(ctx context.Context, q Query) ([]pricing.Offer, error) {
-	sortBy, err := ParseSort(string(q.Sort))
+	p, err := s.page(ctx, q, false, false)
+	return p.Offers, err
+}
+
+// page answers q. A key SQLite can order (SortKey.sql) is sorted, seeked and limited
+// there: with a limit that reads tens of index entries instead of every current offer,
+// and with the cache on each page is its own entry. Any other key reads every match,
+// sorts it here and finds the cursor by binary search; with the cache on the sorted
+// list is one entry that every page of that order and those filters slices.
+func (s *Store) page(ctx context.Context, q Query, useCache, wantTotal bool) (Page, error) {
+	key, err := lookupSort(q.Sort)
 	if err != nil {
-		return nil, err
+		return Page{}, err
 	}
+	var after *cursor
+	if q.After != "" {
+		if after, err = key.decodeCursor(q.After, q.Desc); err != nil {
+			return Page{}, err
+		}
+	}
+	where, args, err := offerWhere(q)
+	if err != nil {
+		return Page{}, err
+	}
+	var v int64
+	if useCache {
+		if v, err = s.dataVersion(ctx); err != nil {
+			return Page{}, err
+		}
+	}
+	read := func(name string, q Query, fn func() ([]pricing.Offer, error)) ([]pricing.Offer, error) {
+		if !useCache {
+			return fn()
+		}
+		return cached(s, v, name+"|"+queryKey(q), fn)
+	}
+	// whole is q without its paging: what Total counts and a sorted list holds.
+	whole := q
+	whole.After, whole.Limit = "", 0
+	if key.sql == "" {
+		whole.Sort = key.Name
+		all, err := read("sorted", whole, func() ([]pricing.Offer, error) {
+			all, err := s.selectOffers(ctx, "offers", where, args, "", 0)
+			if err == nil {
+				key.sortInPlace(all, q.Desc)
+			}
+			return all, err
+		})
+		if err != nil {
+			return Page{}, err
+		}
+		lo, hi := 0, len(all)
+		if after != nil {
+			ks := make([]keyed, len(all))
+			for i := range all {
+				ks[i] = key.keyOf(&all[i])
+			}
+			lo = key.after(ks, after, q.Desc)
+		}
+		if q.Limit > 0 {
+			hi = min(lo+q.Limit, len(all))
+		}
+		p := Page{Offers: slices.Clone(all[lo:hi]), Total: len(all)}
+		if p.Offers == nil {
+			p.Offers = []pricing.Offer{}
+		}
+		if hi < len(all) && hi > lo {
+			p.Next = key.encodeCursor(&all[hi-1], q.Desc)
+		}
+		return p, nil
+	}
+
+	pageWhere, pageArgs := where, args
+	if after != nil {
+		cond, cargs := key.sqlAfter(after, q.Desc)
+		pageWhere, pageArgs = append(slices.Clone(where), cond), append(slices.Clone(args), cargs...)
+	}
+	// Plan choice. With a limit and no GPU model (which has its own index), walking
+	// the sort order's index and stopping after Limit matches is the fast plan: tens
+	// of index entries read instead of every current offer. SQLite's planner cannot
+	// know how unselective the VRAM/count/price ranges are and prefers a full scan
+	// and sort, 50-100x slower at 100k offers (BenchmarkOffersQuery). Without a
+	// limit every match is read anyway and the planner's choice stands.
+	// Region and provider filters have their own indexes (0002_filter_indexes.sql), which
+	// the planner picks well: they are equality filters it can estimate.
+	from := "offers"
+	if q.Limit > 0 && len(q.GPUModels) == 0 && len(q.Regions) == 0 && len(q.Providers) == 0 {
+		from += " INDEXED BY " + key.index
+	}
+	limit := 0
+	if q.Limit > 0 {
+		limit = q.Limit + 1 // one more says whether a next page exists
+	}
+	rows, err := read("sql", q, func() ([]pricing.Offer, error) {
+		return s.selectOffers(ctx, from, pageWhere, pageArgs, key.sqlOrder(q.Desc), limit)
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Offers: slices.Clone(rows)}
+	if p.Offers == nil {
+		p.Offers = []pricing.Offer{}
+	}
+	if q.Limit > 0 && len(p.Offers) > q.Limit {
+		p.Offers = p.Offers[:q.Limit]
+		p.Next = key.encodeCursor(&p.Offers[q.Limit-1], q.Desc)
+	}
+	if !wantTotal {
+		return p, nil
+	}
+	if q.Limit == 0 && after == nil {
+		p.Total = len(p.Offers)
+		return p, nil
+	}
+	whole.Sort, whole.Desc = "", false // the count is the same in every order
+	n, err := cached(s, v, "count|"+queryKey(whole), func() ([]int, error) {
+		var n int
+		err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM offers WHERE "+strings.Join(where, " AND "), args...).Scan(&n)
+		return []int{n}, s.dbError("count offers", err)
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	p.Total = n[0]
+	return p, nil
+}
+
+// offerWhere is q's filters and search as WHERE conditions (ANDed) and their arguments.
+func offerWhere(q Query) ([]string, []any, error) {
 	var where []string
 	var args []any
 	where = append(where, "price IS NOT NULL")
@@ -124,43 +236,52 @@ func (s *Store) queryOffers(ctx context.Context, q Query) ([]pricing.Offer, erro
 	default:
 		pur, err := pricing.ParsePurchase(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		where = append(where, "purchase = ?")
 		args = append(args, string(pur))
 	}
-	cond := func(ok bool, expr string, v any) {
+	cond := func(ok bool, expr string, v ...any) {
 		if ok {
 			where = append(where, expr)
-			args = append(args, v)
+			args = append(args, v...)
 		}
 	}
-	// Spelled out rather than through the generated columns vram_gib and
-	// total_vram_gib so that they read only indexed columns (see 0001_init.sql).
-	cond(q.MinVRAMGiB > 0, "(CASE WHEN gpu_count < 1 THEN gpu_count * gpu_mem_gib ELSE gpu_mem_gib END) >= ?", q.MinVRAMGiB)
-	cond(q.MinTotalVRAMGiB > 0, "gpu_count * gpu_mem_gib >= ?", q.MinTotalVRAMGiB)
+	// The VRAM floors are on the usable memory (an L4 reported as 24 does not pass
+	// --min-vram 24), and, as the shape reads (shape.go) and the filters before them
+	// always had it, on the provider's figure too. The test on the provider's figure is
+	// spelled out rather than through the generated columns vram_gib and total_vram_gib so
+	// that it reads only indexed columns (see 0001_init.sql): SQLite rejects most rows
+	// from the index entry. The usable test is exact in SQL (usableSQL, the arithmetic of
+	// pricing.Offer.MemPerDeviceGiB), so a LIMIT stops after offers that pass and a count
+	// is right.
+	u := usableSQL()
+	cond(q.MinVRAMGiB > 0, "(CASE WHEN gpu_count < 1 THEN gpu_count * gpu_mem_gib ELSE gpu_mem_gib END) >= ? AND "+
+		"(CASE WHEN gpu_count < 1 THEN gpu_count * "+u+" ELSE "+u+" END) >= ?", q.MinVRAMGiB, q.MinVRAMGiB)
+	cond(q.MinTotalVRAMGiB > 0, "gpu_count * gpu_mem_gib >= ? AND gpu_count * "+u+" >= ?", q.MinTotalVRAMGiB, q.MinTotalVRAMGiB)
 	cond(q.MaxPriceUSDHr > 0, "price <= ?", q.MaxPriceUSDHr)
 	cond(q.MaxGPUs > 0, "gpu_count <= ?", q.MaxGPUs)
 	if q.ExcludeFractional {
 		where = append(where, "gpu_count >= 1")
 	}
-	// Plan choice. With a limit and no GPU model (which has its own index), walking
-	// the sort order's index and stopping after Limit matches is the fast plan: tens
-	// of index entries read instead of every current offer. SQLite's planner cannot
-	// know how unselective the VRAM/count/price ranges are and prefers a full scan
-	// and sort, 50-100x slower at 100k offers (BenchmarkOffersQuery). Without a
-	// limit every match is read anyway and the planner's choice stands.
-	// Region and provider filters have their own indexes (0002_filter_indexes.sql), which
-	// the planner picks well: they are equality filters it can estimate.
-	from := "offers"
-	if q.Limit > 0 && len(q.GPUModels) == 0 && len(q.Regions) == 0 && len(q.Providers) == 0 {
-		from += " INDEXED BY " + sortIndex[sortBy]
+	words, err := SearchWords(q.Search)
+	if err != nil {
+		return nil, nil, err
 	}
-	query := "SELECT " + offerColumns + " FROM " + from + " WHERE " + strings.Join(where, " AND ") +
-		" ORDER BY " + sortExpr[sortBy] + ", provider, region, zone, instance_type, purchase"
-	if q.Limit > 0 {
+	for _, w := range words {
+		c, a := searchCond(w)
+		cond(true, c, a...)
+	}
+	return where, args, nil
+}
+
+// selectOffers reads the current offers from (a table, perhaps with an INDEXED BY)
+// that meet where, in order (an ORDER BY clause, or "" for any), at most limit (0 = all).
+func (s *Store) selectOffers(ctx context.Context, from string, where []string, args []any, order string, limit int) ([]pricing.Offer, error) {
+	query := "SELECT " + offerColumns + " FROM " + from + " WHERE " + strings.Join(where, " AND ") + order
+	if limit > 0 {
 		query += " LIMIT ?"
-		args = append(args, q.Limit)
+		args = append(slices.Clone(args), limit)
 	}
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -176,14 +297,9 @@ func (s *Store) queryOffers(ctx context.Context, q Query) ([]pricing.Offer, erro
 			return nil, s.dbError("query offers", err)
 		}
 		o.ObservedAt = fromUnix(seen)
-		// Memory is the GPU model's usable figure (pricing.Offer.WithUsableMemory); the SQL
-		// filters above saw the provider's figure, so the VRAM filters are applied again to
-		// the usable one (an L4 reported as 24 does not pass --min-vram 24).
-		o = o.WithUsableMemory()
-		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
-			continue
-		}
-		out = append(out, o)
+		// Memory is the GPU model's usable figure (pricing.Offer.WithUsableMemory), which
+		// the VRAM filters above already compared.
+		out = append(out, o.WithUsableMemory())
 	}
 	return out, s.dbError("query offers", rows.Err())
 }

@@ -168,26 +168,8 @@ func planRounds(reps []pricing.Offer, plan ShapePlanner, read func(asked, limits
 	return out, nil
 }
 
-// storeOrder is the ORDER BY of a SortPrice query: price, then the offer key, compared
-// as SQLite's BINARY collation compares (bytes).
-func storeOrder(a, b pricing.Offer) int {
-	switch {
-	case a.PriceUSDHr != b.PriceUSDHr:
-		if a.PriceUSDHr < b.PriceUSDHr {
-			return -1
-		}
-		return 1
-	case a.Provider != b.Provider:
-		return strings.Compare(a.Provider, b.Provider)
-	case a.Region != b.Region:
-		return strings.Compare(a.Region, b.Region)
-	case a.Zone != b.Zone:
-		return strings.Compare(a.Zone, b.Zone)
-	case a.InstanceType != b.InstanceType:
-		return strings.Compare(a.InstanceType, b.InstanceType)
-	}
-	return strings.Compare(string(a.Purchase), string(b.Purchase))
-}
+// storeOrder is the ORDER BY of a SortPrice query (offerOrder).
+func storeOrder(a, b pricing.Offer) int { return offerOrder(&a, &b) }
 
 // shapeOffer is an offer and its shape's id.
 type shapeOffer struct {
