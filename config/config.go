@@ -11,12 +11,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +69,8 @@ type Config struct {
 
 	// Path is the file the config came from ("" for built-in defaults).
 	Path string `toml:"-"`
+	// meta is where the file sets each key, for messages about them.
+	meta meta `toml:"-"`
 }
 
 // Store is [store].
@@ -177,26 +181,30 @@ func Default() *Config {
 	return c
 }
 
+// applyDefaults fills the keys the file does not set (an empty string, as in
+// `listen = ""`, counts as unset). A number or duration it sets keeps its value for
+// validate to judge: "parallel = -3" is an error, not the default in disguise.
 func (c *Config) applyDefaults() {
+	unset := func(table, key string) bool { return !c.meta.defined(table, key) }
 	if c.Refresh.Schedule == "" {
 		c.Refresh.Schedule = DefaultSchedule
 	}
-	if c.Refresh.Timeout.Duration == 0 {
+	if unset("refresh", "timeout") {
 		c.Refresh.Timeout.Duration = DefaultTimeout
 	}
-	if c.Refresh.Parallel <= 0 {
+	if unset("refresh", "parallel") {
 		c.Refresh.Parallel = DefaultParallel
 	}
-	if c.Refresh.MaxAnswerMiB == 0 {
+	if unset("refresh", "max_answer_mib") {
 		c.Refresh.MaxAnswerMiB = DefaultMaxAnswerMiB
 	}
 	if c.Daemon.Listen == "" {
 		c.Daemon.Listen = DefaultListen
 	}
-	if c.Daemon.MaxConcurrent == 0 {
+	if unset("daemon", "max_concurrent") {
 		c.Daemon.MaxConcurrent = DefaultMaxConcurrent()
 	}
-	if c.Recommend.StaleAfter.Duration == 0 {
+	if unset("recommend", "stale_after") {
 		c.Recommend.StaleAfter.Duration = DefaultStaleAfter
 	}
 }
@@ -235,72 +243,96 @@ func Load(path string) (*Config, error) {
 
 // Parse decodes a config file's bytes; path is used in messages only.
 func Parse(b []byte, path string) (*Config, error) {
+	c := &Config{Path: path, meta: readMeta(b)}
+	if err := c.meta.checkTextKinds(path, fileType); err != nil {
+		return nil, pricing.Errorf(pricing.Invalid, "config: %w", err)
+	}
 	file := reflect.New(fileType)
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(file.Interface()); err != nil {
 		return nil, pricing.Errorf(pricing.Invalid, "config: %s", providers.TOMLErrorString(path, err))
 	}
-	c := &Config{Path: path}
 	c.fromFile(file.Elem())
 	c.applyDefaults()
-	if err := c.validate(b); err != nil {
+	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
+// Where names the place in the file of a key, given as its path ("daemon", "listen"):
+// "FILE:LINE:COL" of the key, else of its table, else the file alone; "" for built-in
+// defaults.
+func (c *Config) Where(key ...string) string {
+	if ki, ok := c.meta.near(key...); ok && c.Path != "" {
+		return fmt.Sprintf("%s:%d:%d", c.Path, ki.line, ki.col)
+	}
+	return c.Path
+}
+
+// keyError is an Invalid error about a key: "config: FILE:LINE:COL: [table] key: …",
+// where the key is given as its table and name.
+func (c *Config) keyError(table, key, format string, args ...any) error {
+	path := append(strings.Split(table, "."), key)
+	where := c.Where(path...)
+	if where == "" {
+		where = "built-in defaults"
+	}
+	return pricing.Errorf(pricing.Invalid, "config: %s: [%s] %s%s", where, table, key, fmt.Sprintf(format, args...))
+}
+
 // validate checks what the TOML types can't: cron specs and their period, the ranges of
-// durations and counts. Line numbers are found by looking the key's value up in the file
-// text.
-func (c *Config) validate(src []byte) error {
-	check := func(section, spec string) error {
+// durations and counts, the listen address. Each error names the key's line (meta).
+func (c *Config) validate() error {
+	check := func(table, spec string) error {
 		if spec == "" {
 			return nil
 		}
 		if err := CheckSchedule(spec); err != nil {
-			return pricing.Errorf(pricing.Invalid, "config: %s:%d: [%s] schedule %q: %v", c.Path, lineOf(src, spec), section, spec, err)
+			return c.keyError(table, "schedule", " %q: %v", spec, err)
 		}
 		return nil
 	}
 	if err := check("refresh", c.Refresh.Schedule); err != nil {
 		return err
 	}
-	within := func(key string, d time.Duration, r [2]time.Duration, zeroOK bool) error {
+	within := func(table, key string, d time.Duration, r [2]time.Duration, zeroOK bool) error {
 		if d == 0 && zeroOK || d >= r[0] && d <= r[1] {
 			return nil
 		}
-		text := d.String()
-		return pricing.Errorf(pricing.Invalid, "config: %s:%d: %s %s: want between %s and %s",
-			c.Path, lineOfKey(src, key), key, text, fmtDur(r[0]), fmtDur(r[1]))
+		return c.keyError(table, key, " %s: want between %s and %s", d, fmtDur(r[0]), fmtDur(r[1]))
 	}
-	if err := within("[refresh] timeout", c.Refresh.Timeout.Duration, timeoutRange, false); err != nil {
+	if err := within("refresh", "timeout", c.Refresh.Timeout.Duration, timeoutRange, false); err != nil {
 		return err
 	}
-	if err := within("[store] keep_history", c.Store.KeepHistory.Duration, keepHistoryRange, true); err != nil {
+	if err := within("store", "keep_history", c.Store.KeepHistory.Duration, keepHistoryRange, true); err != nil {
 		return err
 	}
-	if err := within("[recommend] stale_after", c.Recommend.StaleAfter.Duration, staleAfterRange, false); err != nil {
+	if err := within("recommend", "stale_after", c.Recommend.StaleAfter.Duration, staleAfterRange, false); err != nil {
 		return err
 	}
 	ints := []struct {
-		key    string
-		v      int
-		lo, hi int
+		table, key string
+		v          int
+		lo, hi     int
 	}{
-		{"[refresh] parallel", c.Refresh.Parallel, 1, 64},
-		{"[refresh] max_answer_mib", c.Refresh.MaxAnswerMiB, 1, 4096},
-		{"[daemon] max_concurrent", c.Daemon.MaxConcurrent, 1, 4096},
+		{"refresh", "parallel", c.Refresh.Parallel, 1, 64},
+		{"refresh", "max_answer_mib", c.Refresh.MaxAnswerMiB, 1, 4096},
+		{"daemon", "max_concurrent", c.Daemon.MaxConcurrent, 1, 4096},
 	}
 	for _, n := range ints {
 		if n.v < n.lo || n.v > n.hi {
-			return pricing.Errorf(pricing.Invalid, "config: %s:%d: %s %d: want between %d and %d", c.Path, lineOfKey(src, n.key), n.key, n.v, n.lo, n.hi)
+			return c.keyError(n.table, n.key, " %d: want between %d and %d", n.v, n.lo, n.hi)
 		}
+	}
+	if err := CheckListen(c.Daemon.Listen); err != nil {
+		return c.keyError("daemon", "listen", " %q: %v", c.Daemon.Listen, err)
 	}
 	if e := c.Daemon.TokenEnv; e != "" && !envNameRe().MatchString(e) {
 		// Not an environment variable's name: most likely the token itself, which
 		// must not sit in the file (nor be echoed here).
-		return pricing.Errorf(pricing.Invalid, "config: %s:%d: [daemon] token_env: want the NAME of an environment variable (A-Z, 0-9, _), not the token itself", c.Path, lineOfKey(src, "[daemon] token_env"))
+		return c.keyError("daemon", "token_env", ": want the NAME of an environment variable (A-Z, 0-9, _), not the token itself")
 	}
 	names := make([]string, 0, len(c.Providers))
 	for name := range c.Providers {
@@ -312,11 +344,59 @@ func (c *Config) validate(src []byte) error {
 		if err := check("providers."+name, cm.Schedule); err != nil {
 			return err
 		}
-		if err := within("[providers."+name+"] timeout", cm.Timeout.Duration, timeoutRange, true); err != nil {
+		if err := within("providers."+name, "timeout", cm.Timeout.Duration, timeoutRange, true); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// CheckListen accepts a TCP listen address as net.Listen takes it: HOST:PORT with a
+// port from 0 to 65535 (0: any free port) and the host an IP, a name or empty (every
+// interface). Checked when the config is read, so a bad port is a usage error naming
+// the key rather than a failure once the daemon has opened the database.
+func CheckListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want HOST:PORT, e.g. %s", DefaultListen)
+	}
+	if n, err := strconv.ParseUint(port, 10, 64); err != nil || n > 65535 {
+		return fmt.Errorf("port %q: want a number from 0 to 65535", port)
+	}
+	if strings.ContainsAny(host, " /") {
+		return fmt.Errorf("host %q: want an IP address or a host name", host)
+	}
+	return nil
+}
+
+// ProviderError places an error from building a provider's adapter out of its section:
+// one about a key (a pricing.Error naming it as its Param, such as gcp's missing
+// project) becomes an Invalid error naming the file, line and key; any other is
+// returned with the provider's name in front, once (adapters begin their messages with
+// it).
+func (c *Config) ProviderError(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	key := pricing.ErrorParam(err)
+	if key == "" {
+		if strings.HasPrefix(msg, name+":") {
+			return err
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	msg = strings.TrimPrefix(msg, name+": ")
+	if rest, ok := strings.CutPrefix(msg, key); ok {
+		msg = rest // "project is required" reads "[providers.gcp] project is required"
+	} else {
+		msg = ": " + msg
+	}
+	if c.Path == "" {
+		return pricing.Errorf(pricing.Invalid, "config: [providers.%s] %s%s; no config file was read: write it in %s (see config.example.toml) or pass --config", name, key, msg, DefaultPath())
+	}
+	// Not wrapped: the key is the config's, not a flag the command's --help explains.
+	return c.keyError("providers."+name, key, "%s", msg)
 }
 
 // Compiled on first use, not in package init, which every picker command runs.
@@ -346,36 +426,6 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
 	return d.String()
-}
-
-// lineOfKey returns the 1-based line where "[section] key" is set, 0 if absent.
-func lineOfKey(src []byte, key string) int {
-	section, name, _ := strings.Cut(key, " ")
-	section = strings.Trim(section, "[]")
-	cur := ""
-	for i, line := range strings.Split(string(src), "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "[") {
-			cur = strings.Trim(t, "[] ")
-			continue
-		}
-		if cur != section {
-			continue
-		}
-		if k, _, ok := strings.Cut(t, "="); ok && strings.TrimSpace(k) == name {
-			return i + 1
-		}
-	}
-	return 0
-}
-
-// lineOf returns the 1-based line of the first occurrence of a quoted value, 0 if absent.
-func lineOf(src []byte, value string) int {
-	i := bytes.Index(src, []byte(`"`+value+`"`))
-	if i < 0 {
-		return 0
-	}
-	return 1 + bytes.Count(src[:i], []byte("\n"))
 }
 
 // Schedule returns the cron spec of a provider: its own, else [refresh] schedule.

@@ -66,6 +66,13 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"bad default cron spec", "[refresh]\nschedule = \"61 * * * *\"\n", []string{"my.toml:2", "[refresh] schedule"}},
 		{"bad duration", "[refresh]\ntimeout = \"ten minutes\"\n", []string{"my.toml:2", "ten minutes"}},
 		{"wrong type", "[providers.aws]\nregions = \"us-east-1\"\n", []string{"my.toml:2", "regions"}},
+		// Issue 26: a number where a duration string belongs used to say only
+		// `my.toml: bad duration "600"`, with no line and no key.
+		{"duration as a number", "[refresh]\ntimeout = 600\n", []string{"my.toml:2:1", `"refresh.timeout"`, "got a TOML integer", `"600s"`}},
+		{"provider duration as a number", "[providers.aws]\nenabled = true\n\ntimeout = 5\n", []string{"my.toml:4", `"providers.aws.timeout"`}},
+		{"duration as a bool", "[store]\nkeep_history = true\n", []string{"my.toml:2", `"store.keep_history"`, "got a TOML bool"}},
+		{"duration in an inline table", "[providers]\nlambda = { enabled = true, timeout = 30 }\n", []string{"my.toml:2", `"providers.lambda.timeout"`}},
+		{"duration under a dotted key", "providers.runpod.timeout = 1.5\n", []string{"my.toml:1", `"providers.runpod.timeout"`, "got a TOML float"}},
 		{"syntax", "[store\npath = 1\n", []string{"my.toml:1"}},
 	}
 	for _, tt := range tests {
@@ -170,5 +177,79 @@ func TestExampleWorksAsIs(t *testing.T) {
 	}
 	if len(enabled) == 0 {
 		t.Error("the example enables no provider: `picker refresh` with it fails")
+	}
+}
+
+// Issue 26: an error in a provider's section that the adapter finds when it is built
+// (gcp's required project) names the file, line and key, once, instead of
+// "gcp: gcp: project is required".
+func TestProviderErrorNamesTheKey(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "/home/u/.config")
+	withFile, err := Parse([]byte("[refresh]\ntimeout = \"5m\"\n\n[providers.gcp]\nenabled = true\nendpoint = \"ftp://x\"\n"), "my.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcpNew := func(c *Config) error {
+		d, _ := registry.Lookup("gcp")
+		_, err := d.New(c.Providers.Sections()["gcp"])
+		return err
+	}
+	for _, tt := range []struct {
+		name   string
+		c      *Config
+		err    error
+		want   string
+		code   pricing.Code
+		noWant string
+	}{
+		{"missing key: the section's line", withFile, gcpNew(withFile),
+			"config: my.toml:4:2: [providers.gcp] project is required (the project whose machine types are listed)", pricing.Invalid, "gcp: gcp:"},
+		{"bad key: its own line", withFile, pricing.ParamErrorf(pricing.Invalid, "endpoint", "gcp: endpoint %q: want an http:// or https:// URL", "ftp://x"),
+			`config: my.toml:6:1: [providers.gcp] endpoint "ftp://x": want an http:// or https:// URL`, pricing.Invalid, ""},
+		{"no file", Default(), gcpNew(Default()),
+			"config: [providers.gcp] project is required (the project whose machine types are listed); no config file was read: write it in /home/u/.config/picker/config.toml", pricing.Invalid, "gcp: gcp:"},
+		{"not about a key, prefixed by the adapter: unchanged", withFile, pricing.Errorf(pricing.Unavailable, "gcp: quota"), "gcp: quota", pricing.Unavailable, ""},
+		{"not about a key, unprefixed: prefixed once", withFile, pricing.Errorf(pricing.Unavailable, "quota"), "gcp: quota", pricing.Unavailable, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.c.ProviderError("gcp", tt.err)
+			if !strings.HasPrefix(got.Error(), tt.want) {
+				t.Errorf("ProviderError = %q\nwant prefix    %q", got, tt.want)
+			}
+			if tt.noWant != "" && strings.Contains(got.Error(), tt.noWant) {
+				t.Errorf("ProviderError = %q repeats %q", got, tt.noWant)
+			}
+			if pricing.ErrorCode(got) != tt.code {
+				t.Errorf("code %q, want %q", pricing.ErrorCode(got), tt.code)
+			}
+			if tt.code == pricing.Invalid && pricing.ErrorParam(got) != "" {
+				t.Errorf("param %q: a config key is no flag of the command", pricing.ErrorParam(got))
+			}
+		})
+	}
+	if withFile.ProviderError("gcp", nil) != nil {
+		t.Error("ProviderError(nil) != nil")
+	}
+}
+
+func TestWhere(t *testing.T) {
+	c, err := Parse([]byte("[store]\n\n[daemon]\n  listen = \"127.0.0.1:9\"\n"), "w.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		key  []string
+		want string
+	}{
+		{[]string{"daemon", "listen"}, "w.toml:4:3"},
+		{[]string{"daemon", "hosts"}, "w.toml:3:2"}, // absent: its table
+		{[]string{"refresh", "timeout"}, "w.toml"},  // no table either: the file
+	} {
+		if got := c.Where(tt.key...); got != tt.want {
+			t.Errorf("Where(%v) = %q, want %q", tt.key, got, tt.want)
+		}
+	}
+	if got := Default().Where("daemon", "listen"); got != "" {
+		t.Errorf("Default().Where = %q, want \"\"", got)
 	}
 }

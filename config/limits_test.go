@@ -25,6 +25,16 @@ func TestRangesAndOverflowNameTheKey(t *testing.T) {
 		{"stale_after tiny", "[recommend]\nstale_after = \"1s\"\n", []string{"[recommend] stale_after", ":2:"}},
 		{"parallel huge", "[refresh]\nparallel = 100000\n", []string{"[refresh] parallel", ":2:", "between 1 and 64"}},
 		{"answer cap huge", "[refresh]\nmax_answer_mib = 100000\n", []string{"[refresh] max_answer_mib", ":2:"}},
+		// Issue 26: a negative count used to become the default silently.
+		{"parallel negative", "[refresh]\nparallel = -3\n", []string{"[refresh] parallel -3", "picker.toml:2:1", "between 1 and 64"}},
+		{"parallel zero", "[refresh]\nparallel = 0\n", []string{"[refresh] parallel 0", ":2:"}},
+		{"max_concurrent zero", "[daemon]\nmax_concurrent = 0\n", []string{"[daemon] max_concurrent 0", ":2:"}},
+		{"timeout zero", "[refresh]\ntimeout = \"0s\"\n", []string{"[refresh] timeout 0s", ":2:", "between 1s"}},
+		// Issue 26: a bad listen port used to fail only when the daemon listened (exit 1,
+		// no file or line).
+		{"listen port too big", "[daemon]\nlisten = \"127.0.0.1:99999\"\n", []string{"[daemon] listen", "picker.toml:2:1", `port "99999"`, "0 to 65535"}},
+		{"listen without port", "[store]\n[daemon]\nlisten = \"localhost\"\n", []string{"[daemon] listen", ":3:", "HOST:PORT"}},
+		{"listen port not a number", "[daemon]\nlisten = \":http-alt\"\n", []string{"[daemon] listen", ":2:", `port "http-alt"`}},
 		{"token in token_env", "[daemon]\ntoken_env = \"s3cr3t-t0ken!\"\n", []string{"[daemon] token_env", ":2:", "NAME of an environment variable"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,12 +58,13 @@ func TestRangesAndOverflowNameTheKey(t *testing.T) {
 }
 
 func TestRangesAcceptTheirBounds(t *testing.T) {
-	src := "[store]\nkeep_history = \"36500d\"\n[refresh]\nschedule = \"@every 1m\"\ntimeout = \"24h\"\nmax_answer_mib = 1\n[daemon]\ntoken_env = \"PICKER_TOKEN\"\nhosts = [\"picker.internal\"]\nallow_hub = true\nmax_concurrent = 8\n"
+	src := "[store]\nkeep_history = \"36500d\"\n[refresh]\nschedule = \"@every 1m\"\ntimeout = \"24h\"\nmax_answer_mib = 1\nparallel = 64\n[daemon]\nlisten = \"[::1]:0\"\ntoken_env = \"PICKER_TOKEN\"\nhosts = [\"picker.internal\"]\nallow_hub = true\nmax_concurrent = 8\n"
 	c, err := Parse([]byte(src), "picker.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Daemon.TokenEnv != "PICKER_TOKEN" || !c.Daemon.AllowHub || c.Daemon.MaxConcurrent != 8 || c.Refresh.MaxAnswerMiB != 1 || len(c.Daemon.Hosts) != 1 {
+	if c.Daemon.TokenEnv != "PICKER_TOKEN" || !c.Daemon.AllowHub || c.Daemon.MaxConcurrent != 8 || c.Refresh.MaxAnswerMiB != 1 || len(c.Daemon.Hosts) != 1 ||
+		c.Refresh.Parallel != 64 || c.Daemon.Listen != "[::1]:0" {
 		t.Errorf("daemon %+v refresh %+v", c.Daemon, c.Refresh)
 	}
 	d := Default()

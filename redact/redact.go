@@ -4,6 +4,12 @@
 // keys, HF_TOKEN, the daemon's token, AWS's secret variables) and the shapes secrets
 // take in messages (Authorization headers, bearer tokens, key=, token=, signature=
 // query or form parameters), wherever they came from.
+//
+// The shapes must leave picker's own messages alone: "no API key: environment variable
+// LAMBDA_API_KEY is unset" names a variable and holds no secret. So a value after a
+// secret's name is masked when it sits in machine syntax (after "=", or in quotes, as in
+// a URL, a form or JSON) or when it looks like a credential (digits or inner capitals,
+// or long), never when it is an ordinary word or an environment variable's name.
 package redact
 
 import (
@@ -11,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Mask replaces every redacted secret.
@@ -20,19 +27,66 @@ const Mask = "[REDACTED]"
 // "secret" would mask ordinary words); the patterns still catch them in context.
 const minSecretLen = 6
 
-// patterns catch secrets by shape. Each keeps its first group (the name) and masks the
-// rest.
-// Compiled on first use, not in package init, which every picker command runs.
-var patterns = sync.OnceValue(func() []*regexp.Regexp {
-	return []*regexp.Regexp{
+// pattern catches a secret by shape: the name it follows (kept), then the value, which
+// is masked when it follows "=" or a quote, or looks like a credential.
+type pattern struct {
+	re *regexp.Regexp // groups: 1 the kept prefix, 2 "=" or ":" (may be empty), 3 the opening quote, 4 the value
+}
+
+// patterns are compiled on first use, not in package init, which every picker command
+// runs.
+var patterns = sync.OnceValue(func() []pattern {
+	return []pattern{
 		// Authorization: Bearer xyz / Authorization: Basic xyz / "authorization":"xyz"
-		regexp.MustCompile(`(?i)(\bauthorization["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;]+`),
+		{re: regexp.MustCompile(`(?i)(\bauthorization["']?\s*([:=])\s*(["']?)(?:(?:bearer|basic|token)\s+)?)([^\s"',;]+)`)},
 		// a bearer token anywhere
-		regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}`),
+		{re: regexp.MustCompile(`(?i)(\bbearer()()\s+)([A-Za-z0-9._~+/=-]{4,})`)},
 		// key=..., api_key=..., access_token=..., X-Amz-Signature=... in URLs, forms, JSON
-		regexp.MustCompile(`(?i)(\b(?:api[_-]?key|apikey|key|token|access[_-]?token|refresh[_-]?token|id[_-]?token|secret|client[_-]?secret|password|passwd|signature|sig|x-amz-signature|x-amz-security-token|x-amz-credential|x-goog-api-key)["']?\s*[=:]\s*["']?)[^\s&"',;)}]+`),
+		{re: regexp.MustCompile(`(?i)(\b(?:api[_-]?key|apikey|key|token|access[_-]?token|refresh[_-]?token|id[_-]?token|secret|client[_-]?secret|password|passwd|signature|sig|x-amz-signature|x-amz-security-token|x-amz-credential|x-goog-api-key)["']?\s*([=:])\s*(["']?))([^\s&"',;)}]+)`)},
 	}
 })
+
+// masks reports whether the value v, found after a secret's name with separator sep
+// and opening quote quote, is to be masked.
+func (p pattern) masks(sep, quote, v string) bool {
+	if sep == "=" || quote != "" {
+		return true
+	}
+	return credentialShaped(v)
+}
+
+// credentialShaped: a token of eight characters or more with a digit or a capital
+// after its first letter (sk-live-9a8b7c6d, AIzaSy…, dXNlcjpwYXNz, eyJhbGci…), or of
+// 24 or more; not an environment variable's name (LAMBDA_API_KEY), which is how
+// picker's messages say where a key is read from.
+func credentialShaped(v string) bool {
+	v = strings.TrimRight(v, ".:")
+	if len(v) < 8 || envName(v) {
+		return false
+	}
+	if len(v) >= 24 {
+		return true
+	}
+	for i, r := range v {
+		if unicode.IsDigit(r) || i > 0 && unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// envName: upper-case words joined by underscores (HF_TOKEN, LAMBDA_API_KEY).
+func envName(v string) bool {
+	if !strings.Contains(v, "_") {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // Redactor scrubs a fixed set of known secret values plus the patterns.
 type Redactor struct {
@@ -61,7 +115,13 @@ func (r *Redactor) String(s string) string {
 		}
 	}
 	for _, p := range patterns() {
-		s = p.ReplaceAllString(s, "${1}"+Mask)
+		s = p.re.ReplaceAllStringFunc(s, func(m string) string {
+			g := p.re.FindStringSubmatch(m)
+			if !p.masks(g[2], g[3], g[4]) {
+				return m
+			}
+			return g[1] + Mask
+		})
 	}
 	return s
 }

@@ -98,9 +98,14 @@ bounded by --shutdown-timeout; a second signal exits at once.`,
 }
 
 func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
-	listen := o.listen
+	listen, from := o.listen, "--listen"
 	if listen == "" {
-		listen = a.cfg.Daemon.Listen
+		listen, from = a.cfg.Daemon.Listen, "[daemon] listen"
+		if where := a.cfg.Where("daemon", "listen"); where != "" {
+			from += " at " + where
+		}
+	} else if err := config.CheckListen(listen); err != nil {
+		return usageError{fmt.Errorf("--listen %q: %v", listen, err)}
 	}
 	if o.shutdownTimeout <= 0 {
 		return usageError{fmt.Errorf("--shutdown-timeout %v: must be positive", o.shutdownTimeout)}
@@ -117,7 +122,7 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	// offer matching its filters); serve them from memory until the next refresh.
 	st.CacheOffers(offerCacheSize)
 	a.recMemo = newRecommendMemo(recommendMemoSize)
-	ln, err := a.listen(listen)
+	ln, err := a.listen(listen, from)
 	if err != nil {
 		return err
 	}
@@ -183,11 +188,12 @@ func (a *app) watchSignals(cancel context.CancelFunc) (stop func()) {
 	}
 }
 
-// listen opens the API's listener.
-func (a *app) listen(addr string) (net.Listener, error) {
+// listen opens the API's listener; from says where addr came from ("--listen", or the
+// config key and its line), so an address in use names what to change.
+func (a *app) listen(addr, from string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, pricing.Errorf(pricing.Unavailable, "daemon: listen on %s: %w", addr, err)
+		return nil, pricing.Errorf(pricing.Unavailable, "daemon: listen on %s (%s): %w", addr, from, err)
 	}
 	return ln, nil
 }

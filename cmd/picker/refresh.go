@@ -58,10 +58,10 @@ func (a *app) refreshJobs(names []string) ([]refresh.Job, error) {
 			return nil, usageError{fmt.Errorf("--provider %q: unknown provider; known: %s", name, strings.Join(registry.Names(), ", "))}
 		}
 		p, err := newProvider(d, a.cfg.Providers.Sections()[name])
-		if err == nil {
-			err = a.configureChild(p)
-		}
 		if err != nil {
+			return nil, a.cfg.ProviderError(name, err) // the section's key and line, or the adapter's own "name: …"
+		}
+		if err := a.configureChild(p); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		jobs = append(jobs, refresh.Job{Name: name, Provider: p, Timeout: a.cfg.Timeout(name), Redact: a.redactor().Error})

@@ -101,7 +101,7 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 	}
 	for _, r := range regions {
 		if !regionRe().MatchString(r) {
-			return nil, pricing.Errorf(pricing.Invalid, "azure: region %q: want an ARM region name such as eastus", r)
+			return nil, pricing.ParamErrorf(pricing.Invalid, "regions", "azure: region %q: want an ARM region name such as eastus", r)
 		}
 	}
 	slices.Sort(regions)

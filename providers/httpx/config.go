@@ -10,7 +10,7 @@ import (
 
 // BaseURL parses a provider's `endpoint` setting, falling back to def when it is empty.
 // The result has no trailing slash, so adapters append "/api/...". A URL that is not
-// absolute http(s) is an Invalid (config) error.
+// absolute http(s) is an Invalid (config) error whose Param is the key, "endpoint".
 func BaseURL(provider, endpoint, def string) (*url.URL, error) {
 	raw := strings.TrimSpace(endpoint)
 	if raw == "" {
@@ -18,10 +18,10 @@ func BaseURL(provider, endpoint, def string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, pricing.Errorf(pricing.Invalid, "%s: endpoint %q: want an absolute http:// or https:// URL", provider, endpoint)
+		return nil, pricing.ParamErrorf(pricing.Invalid, "endpoint", "%s: endpoint %q: want an absolute http:// or https:// URL", provider, endpoint)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, pricing.Errorf(pricing.Invalid, "%s: endpoint %q: a base URL takes no query or fragment", provider, endpoint)
+		return nil, pricing.ParamErrorf(pricing.Invalid, "endpoint", "%s: endpoint %q: a base URL takes no query or fragment", provider, endpoint)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""

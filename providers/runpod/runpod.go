@@ -105,7 +105,7 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 		case Community:
 			p.commun = true
 		default:
-			return nil, pricing.Errorf(pricing.Invalid, "runpod: clouds: %q is not \"secure\" or \"community\"", c)
+			return nil, pricing.ParamErrorf(pricing.Invalid, "clouds", "runpod: clouds: %q is not \"secure\" or \"community\"", c)
 		}
 	}
 	s := httpx.Apply(opts...)

@@ -30,15 +30,16 @@ type Config struct {
 	PricingRegion string `toml:"pricing_region"`
 }
 
-// Validate reports a section the adapter cannot use, as an Invalid error, before any
-// process is started or call made: an unknown pricing_region, an endpoint that is not
-// an http(s) URL.
+// Validate reports a section the adapter cannot use, as an Invalid error naming the key
+// as its Param (so picker points at the key's line in the config), before any process
+// is started or call made: an unknown pricing_region, an endpoint that is not an
+// http(s) URL.
 func (c Config) Validate() error {
 	if c.PricingRegion != "" && !slices.Contains(PricingRegions, c.PricingRegion) {
-		return pricing.Errorf(pricing.Invalid, "aws: pricing_region %q: want one of %s", c.PricingRegion, strings.Join(PricingRegions, ", "))
+		return pricing.ParamErrorf(pricing.Invalid, "pricing_region", "aws: pricing_region %q: want one of %s", c.PricingRegion, strings.Join(PricingRegions, ", "))
 	}
 	if c.Endpoint != "" && !strings.HasPrefix(c.Endpoint, "http://") && !strings.HasPrefix(c.Endpoint, "https://") {
-		return pricing.Errorf(pricing.Invalid, "aws: endpoint %q: want an http:// or https:// URL", c.Endpoint)
+		return pricing.ParamErrorf(pricing.Invalid, "endpoint", "aws: endpoint %q: want an http:// or https:// URL", c.Endpoint)
 	}
 	return nil
 }

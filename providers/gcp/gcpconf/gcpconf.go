@@ -29,14 +29,15 @@ type Config struct {
 	APIKeyEnv string `toml:"api_key_env"`
 }
 
-// Validate reports a section the adapter cannot use, as an Invalid error, before any
-// process is started or call made: no project, an endpoint that is not an http(s) URL.
+// Validate reports a section the adapter cannot use, as an Invalid error naming the key
+// as its Param (so picker points at the key's line in the config), before any process
+// is started or call made: no project, an endpoint that is not an http(s) URL.
 func (c Config) Validate() error {
 	if strings.TrimSpace(c.Project) == "" {
-		return pricing.Errorf(pricing.Invalid, "gcp: project is required (the project whose machine types are listed)")
+		return pricing.ParamErrorf(pricing.Invalid, "project", "gcp: project is required (the project whose machine types are listed)")
 	}
 	if c.Endpoint != "" && !strings.HasPrefix(c.Endpoint, "http://") && !strings.HasPrefix(c.Endpoint, "https://") {
-		return pricing.Errorf(pricing.Invalid, "gcp: endpoint %q: want an http:// or https:// URL", c.Endpoint)
+		return pricing.ParamErrorf(pricing.Invalid, "endpoint", "gcp: endpoint %q: want an http:// or https:// URL", c.Endpoint)
 	}
 	return nil
 }
