@@ -226,75 +226,79 @@ type JobParam struct {
 	Usage string
 	Shown string // default shown in help; "" shows none
 	Bool  bool   // a switch: given bare (--grad-ckpt, ?grad-ckpt) it means true
-	Set   func(j *Job, v string) error
+	// Type names the value in --help ("int", "float", "WxH"); "" is a string (a name
+	// from a list). The CLI binds every job flag as text, so that Set parses a flag, a
+	// query parameter and a form field alike; Type keeps its help honest.
+	Type string
+	Set  func(j *Job, v string) error
 }
 
 // JobParams are the job flags in the CONTRACT's order. Every Set error is a
 // pricing.Invalid error that names the flag, the value and what is allowed.
 var JobParams = []JobParam{
-	{"task", "inference, full-ft, lora, qlora or image-gen", "inference", false,
+	{"task", "inference, full-ft, lora, qlora or image-gen", "inference", false, "",
 		func(j *Job, v string) (err error) { j.Task, err = parseEnum("task", v, Tasks); return }},
-	{"precision", "fp32, fp16, bf16, fp16-mixed, bf16-mixed or fp8-mixed (default bf16 for inference, bf16-mixed for training)", "", false,
+	{"precision", "fp32, fp16, bf16, fp16-mixed, bf16-mixed or fp8-mixed (default bf16 for inference, bf16-mixed for training)", "", false, "",
 		func(j *Job, v string) (err error) { j.Precision, err = parseEnum("precision", v, Precisions); return }},
-	{"quant", "weight quantization: none, int8, nf4, fp4, int4 or fp8 (qlora implies nf4; a pre-quantized checkpoint implies its own)", "none", false,
+	{"quant", "weight quantization: none, int8, nf4, fp4, int4 or fp8 (qlora implies nf4; a pre-quantized checkpoint implies its own)", "none", false, "",
 		func(j *Job, v string) (err error) { j.Quant, err = parseEnum("quant", v, Quants); return }},
-	{"double-quant", "bitsandbytes double quantization of the 4-bit constants", "false", true,
+	{"double-quant", "bitsandbytes double quantization of the 4-bit constants", "false", true, "",
 		func(j *Job, v string) (err error) {
 			j.DoubleQuant, err = boolFlag("double-quant", v)
 			j.doubleQuantSet = err == nil
 			return
 		}},
-	{"optimizer", "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd or sgd-momentum", "adamw", false,
+	{"optimizer", "adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd or sgd-momentum", "adamw", false, "",
 		func(j *Job, v string) (err error) { j.Optimizer, err = parseEnum("optimizer", v, Optimizers); return }},
-	{"batch", "micro-batch per GPU", "1", false,
+	{"batch", "micro-batch per GPU", "1", false, "int",
 		func(j *Job, v string) (err error) { j.Batch, err = intFlag("batch", v, 1); return }},
-	{"grad-accum", "training: micro-batches per optimizer step (gradient accumulation; default: the framework's, hf 1)", "", false,
+	{"grad-accum", "training: micro-batches per optimizer step (gradient accumulation; default: the framework's, hf 1)", "", false, "int",
 		func(j *Job, v string) (err error) { j.GradAccum, err = intFlag("grad-accum", v, 1); return }},
-	{"seq-len", "tokens per sample; inference: prompt + generated (default 2048 for LLMs)", "", false,
+	{"seq-len", "tokens per sample; inference: prompt + generated (default 2048 for LLMs)", "", false, "int",
 		func(j *Job, v string) (err error) { j.SeqLen, err = intFlag("seq-len", v, 1); return }},
-	{"grad-ckpt", "gradient (activation) checkpointing (default: the framework's; hf turns it on for qlora, torchtune for all training)", "", true,
+	{"grad-ckpt", "gradient (activation) checkpointing (default: the framework's; hf turns it on for qlora, torchtune for all training)", "", true, "",
 		func(j *Job, v string) (err error) {
 			j.GradCkpt, err = boolFlag("grad-ckpt", v)
 			j.gradCkptSet = err == nil
 			return
 		}},
-	{"attention", "eager, sdpa or flash", "sdpa", false,
+	{"attention", "eager, sdpa or flash", "sdpa", false, "",
 		func(j *Job, v string) (err error) { j.Attention, err = parseEnum("attention", v, Attentions); return }},
-	{"lora-r", "LoRA rank", "8", false,
+	{"lora-r", "LoRA rank", "8", false, "int",
 		func(j *Job, v string) (err error) { j.LoRARank, err = intFlag("lora-r", v, 1); return }},
-	{"lora-targets", "LoRA target modules, comma list or all-linear (default q_proj,v_proj or the architecture's equivalent)", "", false,
+	{"lora-targets", "LoRA target modules, comma list or all-linear (default q_proj,v_proj or the architecture's equivalent)", "", false, "",
 		func(j *Job, v string) (err error) { j.LoRATargets, err = targetsFlag(v); return }},
-	{"gpus", "GPUs the job runs on (estimate: default 1; recommend: default each offer's GPU count)", "", false,
+	{"gpus", "GPUs the job runs on (estimate: default 1; recommend: default each offer's GPU count)", "", false, "int",
 		func(j *Job, v string) (err error) { j.GPUs, err = intFlag("gpus", v, 1); return }},
-	{"shard", "none, zero1, zero2, zero3, fsdp or tp (default none for training, tp for inference on >1 GPU)", "", false,
+	{"shard", "none, zero1, zero2, zero3, fsdp or tp (default none for training, tp for inference on >1 GPU)", "", false, "",
 		func(j *Job, v string) (err error) { j.Shard, err = parseEnum("shard", v, Shards); return }},
-	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload); model for image generation (diffusers model CPU offload)", "none", false,
+	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload); model for image generation (diffusers model CPU offload)", "none", false, "",
 		func(j *Job, v string) (err error) { j.Offload, err = parseEnum("offload", v, Offloads); return }},
-	{"framework", "hf, litgpt or torchtune: whose defaults fill unset flags (see 'assumptions')", "hf", false,
+	{"framework", "hf, litgpt or torchtune: whose defaults fill unset flags (see 'assumptions')", "hf", false, "",
 		func(j *Job, v string) (err error) { j.Framework, err = parseEnum("framework", v, Frameworks); return }},
-	{"lora-dropout", "LoRA dropout probability (default: the framework's; PEFT 0.0, LitGPT 0.05, torchtune 0.0)", "", false,
+	{"lora-dropout", "LoRA dropout probability (default: the framework's; PEFT 0.0, LitGPT 0.05, torchtune 0.0)", "", false, "float",
 		func(j *Job, v string) (err error) { j.LoRADropout, err = dropoutFlag(v); return }},
-	{"resolution", "image generation: WxH (default: the model's)", "", false,
+	{"resolution", "image generation: WxH (default: the model's)", "", false, "WxH",
 		func(j *Job, v string) (err error) { j.Resolution, err = parseResolution(v); return }},
-	{"images", "image generation: images per batch (default 1)", "", false,
+	{"images", "image generation: images per batch (default 1)", "", false, "int",
 		func(j *Job, v string) (err error) { j.Images, err = intFlag("images", v, 1); return }},
-	{"kv-cache-dtype", "inference KV cache: auto (the compute dtype) or fp8 (needs an fp8 GPU: Ada, Hopper, Blackwell)", "auto", false,
+	{"kv-cache-dtype", "inference KV cache: auto (the compute dtype) or fp8 (needs an fp8 GPU: Ada, Hopper, Blackwell)", "auto", false, "",
 		func(j *Job, v string) (err error) {
 			j.KVCacheDtype, err = parseEnum("kv-cache-dtype", v, KVCacheDtypes)
 			return
 		}},
-	{"split", "inference on several GPUs: tensor (tensor parallel: vLLM, SGLang, TensorRT-LLM) or layer (llama.cpp's default --split-mode layer: each GPU holds whole layers, and they take turns)", "tensor", false,
+	{"split", "inference on several GPUs: tensor (tensor parallel: vLLM, SGLang, TensorRT-LLM) or layer (llama.cpp's default --split-mode layer: each GPU holds whole layers, and they take turns)", "tensor", false, "",
 		func(j *Job, v string) (err error) { j.Split, err = parseEnum("split", v, Splits); return }},
-	{"nodes", "instances the job spans: a number, or auto (recommend: the fewest that fit); needs a cluster interconnect", "", false,
+	{"nodes", "instances the job spans: a number, or auto (recommend: the fewest that fit); needs a cluster interconnect", "", false, "int|auto",
 		func(j *Job, v string) (err error) { j.Nodes, j.NodesAuto, err = nodesFlag(v); return }},
-	{"optimizer-step", "training: torch.optim step implementation: foreach, fused or for-loop", "foreach", false,
+	{"optimizer-step", "training: torch.optim step implementation: foreach, fused or for-loop", "foreach", false, "",
 		func(j *Job, v string) (err error) {
 			j.OptimizerStep, err = parseEnum("optimizer-step", v, OptimizerSteps)
 			return
 		}},
-	{"loss", "training: standard, chunked (LitGPT/torchtune chunked head and loss) or fused-linear (Liger fused linear cross-entropy); default: the framework's", "", false,
+	{"loss", "training: standard, chunked (LitGPT/torchtune chunked head and loss) or fused-linear (Liger fused linear cross-entropy); default: the framework's", "", false, "",
 		func(j *Job, v string) (err error) { j.Loss, err = parseEnum("loss", v, Losses); return }},
-	{"vae-tiling", "image generation: decode one image at a time in tiles (diffusers VAE slicing + tiling)", "false", true,
+	{"vae-tiling", "image generation: decode one image at a time in tiles (diffusers VAE slicing + tiling)", "false", true, "",
 		func(j *Job, v string) (err error) { j.VAETiling, err = boolFlag("vae-tiling", v); return }},
 }
 

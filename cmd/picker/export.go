@@ -58,6 +58,9 @@ func (a *app) runExport(ctx context.Context, q store.Query, format, out string) 
 	if err != nil {
 		return err
 	}
+	if err := (&offerFilters{q: q}).checkNames(ctx, st); err != nil {
+		return err // as offers refuses a --provider or --region no stored offer has
+	}
 	offers, err := st.Offers(ctx, q)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,9 @@ import (
 
 func (a *app) historyCmd() *cobra.Command {
 	var hq store.HistoryQuery
-	var purchase string
+	var provs []string
+	provider := providerParam(&provs, "the offer's provider; with --gpu-model, only its offers")
+	purchase := purchaseParam(&hq.Purchase, "any")
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Show an offer's price over time, one row per change",
@@ -21,6 +24,15 @@ func (a *app) historyCmd() *cobra.Command {
   picker history --gpu-model H100 --purchase spot -o csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := BindParams([]param{provider, purchase}, FlagLookup(cmd.Flags())); err != nil {
+				return err
+			}
+			if len(provs) > 1 {
+				return pricing.ParamErrorf(pricing.Invalid, "provider", "--provider %q: history shows one provider's prices; give one", strings.Join(provs, ","))
+			}
+			if len(provs) == 1 {
+				hq.Provider = provs[0]
+			}
 			if (hq.Provider == "" || hq.InstanceType == "") && hq.GPUModel == "" {
 				return usageError{fmt.Errorf("history needs --provider and --instance-type, or --gpu-model")}
 			}
@@ -31,21 +43,17 @@ func (a *app) historyCmd() *cobra.Command {
 				}
 				hq.GPUModel = canon
 			}
-			if purchase != "" && purchase != "any" {
-				p, err := pricing.ParsePurchase(purchase)
-				if err != nil {
-					return err
-				}
-				hq.Purchase = p
+			if err := a.checkProviderFlag(cmd.Context(), provs); err != nil {
+				return err
 			}
 			return a.runHistory(cmd.Context(), hq)
 		},
 	}
-	cmd.Flags().StringVar(&hq.Provider, "provider", "", "provider (required)")
+	registerParams(cmd.Flags(), []param{provider})
 	cmd.Flags().StringVar(&hq.InstanceType, "instance-type", "", "instance type (required)")
 	cmd.Flags().StringVar(&hq.Region, "region", "", "region (default: all)")
 	cmd.Flags().StringVar(&hq.GPUModel, "gpu-model", "", "every offer of this GPU model (instead of --provider and --instance-type)")
-	cmd.Flags().StringVar(&purchase, "purchase", "any", "on-demand, spot or any")
+	registerParams(cmd.Flags(), []param{purchase})
 	return cmd
 }
 

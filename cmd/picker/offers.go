@@ -26,9 +26,9 @@ func (f *offerFilters) params(purchaseDefault string, withVRAM bool) []param {
 	}
 	ps := []param{
 		{name: "gpu-model", kind: kindList, usage: "GPU models, comma list (e.g. H100,A100-80GB); see 'picker gpus'", set: f.setGPUModels},
-		{name: "provider", kind: kindList, usage: "providers, comma list (e.g. aws,lambda)", set: list(&f.q.Providers)},
+		providerParam(&f.q.Providers, "only the offers of these providers, comma list"),
 		{name: "region", kind: kindList, usage: "regions, comma list", set: list(&f.q.Regions)},
-		{name: "purchase", usage: "on-demand, spot or any", def: purchaseDefault, set: f.setPurchase},
+		purchaseParam(&f.q.Purchase, purchaseDefault),
 		{name: "max-price", kind: kindFloat, usage: "highest price in USD per instance-hour", set: nonNegative("max-price", &f.q.MaxPriceUSDHr)},
 	}
 	if withVRAM {
@@ -50,19 +50,6 @@ func (f *offerFilters) setGPUModels(v string) error {
 		}
 		f.q.GPUModels = append(f.q.GPUModels, canon)
 	}
-	return nil
-}
-
-func (f *offerFilters) setPurchase(v string) error {
-	f.q.Purchase = ""
-	if v == "any" || v == "" {
-		return nil
-	}
-	p, err := pricing.ParsePurchase(v)
-	if err != nil {
-		return pricing.Errorf(pricing.Invalid, "--purchase %q: want on-demand, spot or any", v)
-	}
-	f.q.Purchase = p
 	return nil
 }
 

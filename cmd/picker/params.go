@@ -64,7 +64,10 @@ type param struct {
 	// shown is the default --help shows when def is "" (a job flag's default is applied
 	// by fit.Estimate, since it can depend on the task and the model).
 	def, shown string
-	set        func(v string) error
+	// typ, for a kindString param whose value is not a name (a job flag's "int"), is the
+	// type --help shows: the flag stays text, parsed by set alone, as a query parameter is.
+	typ string
+	set func(v string) error
 }
 
 // registerParams adds ps to a command's flags, typed as pflag shows them in --help.
@@ -73,6 +76,10 @@ func registerParams(fs *pflag.FlagSet, ps []param) {
 		def := p.def
 		if def == "" {
 			def = p.shown
+		}
+		if p.kind == kindString && p.typ != "" {
+			fs.Var(&textValue{v: def, typ: p.typ}, p.name, p.usage)
+			continue
 		}
 		switch p.kind {
 		case kindBool:
@@ -90,6 +97,14 @@ func registerParams(fs *pflag.FlagSet, ps []param) {
 		}
 	}
 }
+
+// textValue is a flag held as the text given, for the param's set to parse, whose
+// --help names the type of value it takes (Type) instead of "string".
+type textValue struct{ v, typ string }
+
+func (t *textValue) String() string     { return t.v }
+func (t *textValue) Set(v string) error { t.v = v; return nil }
+func (t *textValue) Type() string       { return t.typ }
 
 // BindParams sets every param from l, in declaration order, and the defaults of those
 // not given. The first bad value is returned as a *pricing.Error naming the parameter.
@@ -156,7 +171,7 @@ func (r *JobRequest) params() []param {
 		if jp.Bool {
 			kind = kindBool
 		}
-		ps = append(ps, param{name: jp.Name, usage: jp.Usage, kind: kind, shown: jp.Shown, set: func(v string) error {
+		ps = append(ps, param{name: jp.Name, usage: jp.Usage, kind: kind, shown: jp.Shown, typ: jp.Type, set: func(v string) error {
 			if err := jp.Set(&r.Job, strings.TrimSpace(v)); err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 
 func (a *app) refreshCmd() *cobra.Command {
 	var names []string
+	provider := providerParam(&names, "the providers to refresh, comma list, enabled or not (default: every enabled provider)")
 	cmd := &cobra.Command{
 		Use:   "refresh",
 		Short: "Fetch prices now from each enabled provider (or the ones named)",
@@ -28,14 +29,20 @@ enabled or not.`,
   picker refresh --provider azure,lambda,runpod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			jobs, err := a.refreshJobs(splitList(names))
+			if err := BindParams([]param{provider}, FlagLookup(cmd.Flags())); err != nil {
+				return err
+			}
+			if err := checkProviders(names, registry.Names(), "no adapter refreshes it"); err != nil {
+				return err
+			}
+			jobs, err := a.refreshJobs(names)
 			if err != nil {
 				return err
 			}
 			return a.runRefresh(cmd.Context(), jobs)
 		},
 	}
-	cmd.Flags().StringSliceVar(&names, "provider", nil, "providers to refresh, comma list (default: every enabled provider)")
+	registerParams(cmd.Flags(), []param{provider})
 	return cmd
 }
 
