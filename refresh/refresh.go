@@ -36,6 +36,10 @@ type Job struct {
 	// Redact scrubs secrets from a failure before it is recorded or returned (the
 	// one redaction step, redact.Redactor.Error); nil records the error as is.
 	Redact func(error) error
+	// Progress, when set, hears the fetch's progress as the adapter reports it
+	// (providers.Progress: regions or pages done, offers so far), on the fetch's
+	// goroutines, one report at a time; it must not block.
+	Progress func(providers.Progress)
 }
 
 // Result is what one provider's refresh did.
@@ -83,6 +87,7 @@ func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
 		ctx, cancel = context.WithTimeout(ctx, job.Timeout)
 		defer cancel()
 	}
+	ctx = providers.WithProgress(ctx, job.Progress)
 	var wr store.WriteResult
 	var err error
 	if sp, ss, ok := streaming(job.Provider, st); ok {

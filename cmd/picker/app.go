@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/pickergpu/picker/config"
@@ -39,10 +38,14 @@ type Main struct {
 	Stdout, Stderr io.Writer
 	Args           []string
 	Getenv         func(string) string
-	// TTY overrides terminal detection of Stdout (tests); nil means detect.
+	// TTY overrides terminal detection of Stdout and Stderr (tests); nil means detect
+	// each.
 	TTY *bool
 	// Now is the clock (tests pin it); nil means time.Now.
 	Now func() time.Time
+	// Ticks, when set, advances the refresh spinner on a terminal instead of a 100 ms
+	// ticker (tests send on it, or never).
+	Ticks <-chan time.Time
 }
 
 // app holds global flags and lazily opened dependencies shared by every command. A
@@ -50,8 +53,10 @@ type Main struct {
 type app struct {
 	m       Main
 	stdout  io.Writer
-	stderr  io.Writer
-	tty     bool
+	stderr  io.Writer // errOut
+	errOut  *termOut  // stderr, which a progress display can be drawn below (progress.go)
+	tty     bool      // stdout is a terminal
+	errTTY  bool      // stderr is a terminal
 	now     func() time.Time
 	log     *slog.Logger
 	cfgPath string
@@ -102,14 +107,15 @@ func (m Main) Run(ctx context.Context) int {
 	if m.Getenv == nil {
 		m.Getenv = os.Getenv
 	}
-	a := &app{m: m, stdout: m.Stdout, stderr: m.Stderr, now: m.Now}
+	a := &app{m: m, stdout: m.Stdout, errOut: &termOut{w: m.Stderr}, now: m.Now}
+	a.stderr = a.errOut
 	if a.now == nil {
 		a.now = time.Now
 	}
 	if m.TTY != nil {
-		a.tty = *m.TTY
-	} else if f, ok := m.Stdout.(*os.File); ok {
-		a.tty = isatty.IsTerminal(f.Fd())
+		a.tty, a.errTTY = *m.TTY, *m.TTY
+	} else {
+		a.tty, a.errTTY = isTerminal(m.Stdout), isTerminal(m.Stderr)
 	}
 	root := a.rootCmd()
 	root.SetArgs(m.Args)

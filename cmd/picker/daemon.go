@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -280,6 +281,9 @@ func (a *app) scheduleRefreshes(ctx context.Context, sched *scheduler.Scheduler,
 		due, err := scheduler.Due(spec, last[j.Name], now)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", j.Name, err)
+		}
+		if a.log.Enabled(ctx, slog.LevelDebug) {
+			j.Progress = a.logProgress(j.Name)
 		}
 		err = sched.Add(scheduler.Task{Name: "refresh " + j.Name, Spec: spec, Timeout: j.Timeout, RunAtStart: due, Limited: true, Run: a.refreshTask(st, j)})
 		if err != nil {

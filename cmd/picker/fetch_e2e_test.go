@@ -99,6 +99,18 @@ func TestRefreshThroughPickerFetch(t *testing.T) {
 	if r.code != 0 || r.stderr != "" || json.Unmarshal([]byte(r.stdout), &results) != nil || len(results) != 1 || results[0].OffersSeen == 0 {
 		t.Fatalf("gcp refresh: exit %d, stdout %q, stderr %q; want 0, offers, and nothing on stderr under -q", r.code, r.stdout, r.stderr)
 	}
+	// Without -q, the adapter's progress in the child comes back over the frame stream
+	// and picker prints it (stderr is no terminal here: plain lines), each list once.
+	r = runCLIEnv(t, withFetch, "--db", db, "--config", cfg, "refresh", "--provider", "gcp", "-o", "json")
+	for done := 1; done <= 3; done++ { // machine types, accelerator types, SKUs
+		if want := fmt.Sprintf("refresh: gcp: %d/3 lists, ", done); strings.Count(r.stderr, want) != 1 {
+			t.Errorf("gcp refresh through picker-fetch: stderr %q; want one line %q…", r.stderr, want)
+		}
+	}
+	// gcpFixtures serves 2 + 2 + 3 pages.
+	if want := fmt.Sprintf("refresh: gcp: 3/3 lists, 7 pages, %s offers\n", thousands(results[0].OffersSeen)); r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("gcp refresh through picker-fetch: exit %d, stderr %q; want the last line %q (the offers refresh stored)", r.code, r.stderr, want)
+	}
 	o := runCLIEnv(t, nil, "--db", db, "offers", "--provider", "gcp", "--region", "us-central1", "-o", "json")
 	var offers []pricing.Offer
 	if err := json.Unmarshal([]byte(o.stdout), &offers); err != nil || !slices.ContainsFunc(offers, func(of pricing.Offer) bool { return of.Source == pricing.SourceAPI }) {

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/registry"
 	"github.com/pickergpu/picker/refresh"
 )
@@ -76,24 +76,24 @@ func (a *app) refreshJobs(names []string) ([]refresh.Job, error) {
 	return jobs, nil
 }
 
+// runRefresh refreshes jobs, showing their progress on stderr as the adapters report
+// it (progress.go), then prints the results.
 func (a *app) runRefresh(ctx context.Context, jobs []refresh.Job) error {
 	st, err := a.store(ctx)
 	if err != nil {
 		return err
 	}
-	var bar *progressbar.ProgressBar
-	if a.tty && a.output == "table" {
-		bar = progressbar.NewOptions(len(jobs),
-			progressbar.OptionSetWriter(a.stderr),
-			progressbar.OptionSetDescription("refreshing"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionClearOnFinish())
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Name
+	}
+	pv := a.newRefreshProgress(names)
+	for i := range jobs {
+		name := jobs[i].Name
+		jobs[i].Progress = func(p providers.Progress) { pv.report(name, p) }
 	}
 	results := refresh.RunAll(ctx, st, jobs, a.cfg.Refresh.Parallel, a.now, func(r refresh.Result) {
-		if bar != nil {
-			bar.Describe(r.Provider + " done")
-			bar.Add(1)
-		}
+		pv.finished(r)
 		for _, w := range r.Warnings {
 			a.log.Warn(w, "provider", r.Provider)
 		}
@@ -101,9 +101,7 @@ func (a *app) runRefresh(ctx context.Context, jobs []refresh.Job) error {
 			a.log.Warn("part of the refresh failed; its last good prices stay current", "provider", r.Provider, "part", part, "error", e)
 		}
 	})
-	if bar != nil {
-		bar.Finish()
-	}
+	pv.close()
 	if err := a.writeRefreshResults(results); err != nil {
 		return err
 	}

@@ -266,6 +266,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	}
 	facts := &sharedFacts{m: map[string]rankedFacts{}}
 	cache := newFactsCache()
+	tr := providers.NewTracker(ctx, "regions", len(p.regions))
 	var g errgroup.Group
 	g.SetLimit(concurrency)
 	for i, region := range p.regions {
@@ -274,7 +275,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 				return nil
 			}
 			ec := ec2.NewFromConfig(awsCfg, func(o *ec2.Options) { o.Region = region })
-			r := p.fetchRegion(ctx, pc, ec, region, now, cache)
+			r := p.fetchRegion(ctx, pc, ec, region, now, cache, tr)
 			if r.err == nil {
 				facts.merge(i, r.regionFacts)
 				r.regionFacts = nil
@@ -282,6 +283,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 			if err := st.regionDone(i, r); err != nil {
 				cancel(err)
 			}
+			tr.Done(region, 0)
 			return nil
 		})
 	}
@@ -292,7 +294,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 		}
 		return nil, fmt.Errorf("aws: %w", err)
 	}
-	if err := st.emitSpot(facts.m, now); err != nil {
+	if err := st.emitSpot(facts.m, now, tr); err != nil {
 		return nil, fmt.Errorf("aws: %w", err)
 	}
 	return st.snapshot()
@@ -355,7 +357,7 @@ func (st *streamState) regionDone(i int, r regionResult) error {
 
 // emitSpot emits each successful region's spot offers, the cheapest zone per type,
 // for the types whose GPU facts some region gave.
-func (st *streamState) emitSpot(allFacts map[string]rankedFacts, now time.Time) error {
+func (st *streamState) emitSpot(allFacts map[string]rankedFacts, now time.Time, tr *providers.Tracker) error {
 	keys := make([]regionType, 0, len(st.best))
 	for k := range st.best {
 		if st.ok[k.region] {
@@ -391,6 +393,7 @@ func (st *streamState) emitSpot(allFacts map[string]rankedFacts, now time.Time) 
 			return err
 		}
 		st.emitted[region] = true
+		tr.Found(region, len(valid))
 	}
 	return nil
 }
@@ -454,7 +457,9 @@ func (s *sharedFacts) merge(region int, facts map[string]gpuFacts) {
 	}
 }
 
-func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API, region string, now time.Time, cache *factsCache) regionResult {
+// fetchRegion runs one region's calls; tr hears of each price-list page and the
+// on-demand offers found on it (spot offers are counted when emitted, at the end).
+func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API, region string, now time.Time, cache *factsCache, tr *providers.Tracker) regionResult {
 	res := regionResult{region: region}
 	facts, warn, err := describeGPUInstanceTypes(ctx, ec, cache)
 	if err != nil {
@@ -465,7 +470,12 @@ func (p *Provider) fetchRegion(ctx context.Context, pc getProductsAPI, ec ec2API
 	res.warn = append(res.warn, warn...)
 
 	ing := newIngester(region, facts, now)
-	if err := getProducts(ctx, pc, region, pageSize, ing.add); err != nil {
+	counted := 0
+	page := func() {
+		tr.Page(region, len(ing.offers)-counted)
+		counted = len(ing.offers)
+	}
+	if err := getProducts(ctx, pc, region, pageSize, ing.add, page); err != nil {
 		res.err = fmt.Errorf("get products: %w", err)
 		return res
 	}

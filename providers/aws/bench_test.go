@@ -79,7 +79,7 @@ func BenchmarkIngest(b *testing.B) {
 	var offers int
 	for b.Loop() {
 		ing := newIngester("us-east-1", facts, time.Now())
-		if err := getProducts(context.Background(), c, "us-east-1", 100, ing.add); err != nil {
+		if err := getProducts(context.Background(), c, "us-east-1", 100, ing.add, nil); err != nil {
 			b.Fatal(err)
 		}
 		offers = len(ing.offers)
@@ -130,7 +130,7 @@ func BenchmarkIngestHTTP(b *testing.B) {
 	var offers int
 	for b.Loop() {
 		ing := newIngester("us-east-1", facts, time.Now())
-		if err := getProducts(context.Background(), c, "us-east-1", 100, ing.add); err != nil {
+		if err := getProducts(context.Background(), c, "us-east-1", 100, ing.add, nil); err != nil {
 			b.Fatal(err)
 		}
 		offers = len(ing.offers)
@@ -147,7 +147,7 @@ func BenchmarkRefresh90k(b *testing.B) {
 	pages, facts := syntheticPages(b, 112_500)
 	ingest := func() []pricing.Offer {
 		ing := newIngester("us-east-1", facts, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-		if err := getProducts(context.Background(), &pagedFake{pages: pages}, "us-east-1", 100, ing.add); err != nil {
+		if err := getProducts(context.Background(), &pagedFake{pages: pages}, "us-east-1", 100, ing.add, nil); err != nil {
 			b.Fatal(err)
 		}
 		offers := ing.offers

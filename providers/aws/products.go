@@ -44,9 +44,10 @@ func productFilters(region string) []pricingtypes.Filter {
 }
 
 // getProducts streams every page of GetProducts for one region through fn, one decoded
-// PriceList item at a time. Only one page is held at once: peak memory is bounded by a
-// page (at most 100 items), not by the catalog.
-func getProducts(ctx context.Context, c getProductsAPI, region string, pageSize int32, fn func(*priceItem)) error {
+// PriceList item at a time, and calls page (when set) after each page's items, for the
+// refresh's progress. Only one page is held at once: peak memory is bounded by a page
+// (at most 100 items), not by the catalog.
+func getProducts(ctx context.Context, c getProductsAPI, region string, pageSize int32, fn func(*priceItem), page func()) error {
 	in := &awspricing.GetProductsInput{
 		ServiceCode:   awssdk.String("AmazonEC2"),
 		FormatVersion: awssdk.String("aws_v1"),
@@ -69,6 +70,9 @@ func getProducts(ctx context.Context, c getProductsAPI, region string, pageSize 
 				return fmt.Errorf("decode price list item %d: %w", i, err)
 			}
 			fn(&item)
+		}
+		if page != nil {
+			page()
 		}
 	}
 	return nil

@@ -66,7 +66,7 @@ func TestGetProductsMemoryBoundedByOnePage(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	f.base = ms.HeapAlloc
 	items := 0
-	if err := getProducts(context.Background(), f, "us-east-1", 100, func(*priceItem) { items++ }); err != nil {
+	if err := getProducts(context.Background(), f, "us-east-1", 100, func(*priceItem) { items++ }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if items != 50_000 {
@@ -87,7 +87,7 @@ func TestGetProductsMemoryBoundedByOnePage(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	g.base = ms.HeapAlloc
-	if err := getProducts(context.Background(), keep, "us-east-1", 100, func(*priceItem) {}); err != nil {
+	if err := getProducts(context.Background(), keep, "us-east-1", 100, func(*priceItem) {}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if kept := g.peakHeap - min(g.base, g.peakHeap); kept < total/2 {

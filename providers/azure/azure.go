@@ -131,6 +131,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		err     error
 	}
 	results := make([]result, len(p.regions))
+	tr := providers.NewTracker(ctx, "regions", len(p.regions))
 	var g errgroup.Group
 	g.SetLimit(concurrency)
 	for i, region := range p.regions {
@@ -139,7 +140,8 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 				results[i].err = pricing.Errorf(pricing.Unavailable, "azure: %s: %w", region, err)
 				return nil
 			}
-			results[i].offers, results[i].unknown, results[i].err = p.fetchRegion(ctx, region, now)
+			results[i].offers, results[i].unknown, results[i].err = p.fetchRegion(ctx, region, now, tr)
+			tr.Done(region, 0)
 			return nil
 		})
 	}
@@ -252,13 +254,14 @@ func withSkip(raw string, skip int) string {
 }
 
 // fetchRegion reads every page of one region and returns its GPU offers and the GPU
-// sizes the table lacks.
-func (p *Provider) fetchRegion(ctx context.Context, region string, now time.Time) ([]pricing.Offer, []string, error) {
+// sizes the table lacks; tr hears of each page and the offers new on it.
+func (p *Provider) fetchRegion(ctx context.Context, region string, now time.Time, tr *providers.Tracker) ([]pricing.Offer, []string, error) {
 	next := p.firstURL(region)
 	seenURL := map[string]bool{}
 	rows := 0
 	best := map[pricing.Key]candidate{}
 	var order []pricing.Key
+	counted := 0 // offers in order that tr has heard of
 	unknown := map[string]bool{}
 	for n := 1; ; n++ {
 		if n > maxPages {
@@ -280,6 +283,7 @@ func (p *Provider) fetchRegion(ctx context.Context, region string, now time.Time
 			return nil, nil, httpx.Field(Name, fmt.Sprintf("%s: page %d", region, n), "Items")
 		}
 		if len(*pg.Items) == 0 {
+			tr.Page(region, 0) // the empty last page
 			break
 		}
 		for j, it := range *pg.Items {
@@ -303,6 +307,8 @@ func (p *Provider) fetchRegion(ctx context.Context, region string, now time.Time
 			}
 		}
 		rows += len(*pg.Items)
+		tr.Page(region, len(order)-counted)
+		counted = len(order)
 		switch {
 		case pg.NextPageLink != "":
 			if next, err = p.nextURL(pg.NextPageLink); err != nil {

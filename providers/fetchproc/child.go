@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
@@ -29,7 +30,13 @@ const chunk = 8192
 // code: 0 for a result, 1 for an error result, 2 for a bad invocation (reported as an
 // error frame as well, so picker shows it).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, adapters []providers.Descriptor) int {
-	send := newFrameWriter(stdout).write
+	fw := newFrameWriter(stdout)
+	var sendMu sync.Mutex // progress is reported from the adapter's goroutines
+	send := func(f frame) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return fw.write(f)
+	}
 	usage := func(err error) int {
 		fmt.Fprintf(stderr, "%s: %v\n", Program, err)
 		_ = send(frame{Err: &wireError{Code: pricing.Internal, Message: fmt.Sprintf("%s: %v", Program, err)}})
@@ -84,6 +91,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(cfg.Interface()); err != nil {
 		return usage(fmt.Errorf("%s config: %w", name, err))
+	}
+	if req.Progress {
+		// A report that cannot be sent is dropped: the next part or the summary fails
+		// on the same pipe and ends the fetch.
+		ctx = providers.WithProgress(ctx, func(pr providers.Progress) { _ = send(frame{Progress: &pr}) })
 	}
 	p, err := d.New(cfg.Elem().Interface())
 	if err == nil {

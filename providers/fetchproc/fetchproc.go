@@ -184,7 +184,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.name, err)
 	}
-	req, err := json.Marshal(request{Protocol: Protocol, Config: p.cfg, Secrets: set.Secrets})
+	req, err := json.Marshal(request{Protocol: Protocol, Config: p.cfg, Secrets: set.Secrets, Progress: providers.WantsProgress(ctx)})
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Internal, "%s: encode request for %s: %w", p.name, Program, err)
 	}
@@ -217,7 +217,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	snap, rerr := read(out, func(part []pricing.Offer) error {
 		offers += len(part)
 		return emit(part)
-	})
+	}, func(pr providers.Progress) { providers.ReportProgress(ctx, pr) })
 	if rerr == nil {
 		// The child has sent its result and is exiting; one that lingers is stopped.
 		t := time.AfterFunc(waitDelay, cancel)
@@ -266,8 +266,9 @@ type emitError struct{ err error }
 
 func (e emitError) Error() string { return e.err.Error() }
 
-// read decodes frames until the final one, handing parts to emit.
-func read(r io.Reader, emit func([]pricing.Offer) error) (*providers.Snapshot, error) {
+// read decodes frames until the final one, handing parts to emit and progress reports
+// to progress (nil: dropped).
+func read(r io.Reader, emit func([]pricing.Offer) error, progress func(providers.Progress)) (*providers.Snapshot, error) {
 	fr := newFrameReader(r)
 	for {
 		f, err := fr.read() // a fresh part each time: emit may keep it
@@ -279,6 +280,11 @@ func read(r io.Reader, emit func([]pricing.Offer) error) (*providers.Snapshot, e
 			return nil, childError{f.Err.err()}
 		case f.Summary != nil:
 			return f.Summary.snapshot(), nil
+		case f.Progress != nil:
+			if progress != nil {
+				progress(*f.Progress)
+			}
+			continue
 		}
 		if err := emit(f.Offers); err != nil {
 			return nil, emitError{err}

@@ -78,11 +78,13 @@ func (f fakeStreamer) Stream(ctx context.Context, emit func([]pricing.Offer) err
 		return nil, err
 	}
 	n := 0
-	for _, size := range f.cfg.Parts {
+	tr := providers.NewTracker(ctx, "parts", len(f.cfg.Parts))
+	for i, size := range f.cfg.Parts {
 		if err := emit(fakeOffers(n, size)); err != nil {
 			return nil, fmt.Errorf("fake: %w", err)
 		}
 		n += size
+		tr.Done(fmt.Sprint("part ", i), size)
 	}
 	return f.cfg.summary(), nil
 }
@@ -368,6 +370,8 @@ func TestBrokenChild(t *testing.T) {
 		{"garbled", "cat >/dev/null; echo 'hello, this is not a frame stream'", []string{"aws: picker-fetch (", "sent garbled output"}},
 		{"cut short", "cat >/dev/null; printf 'P\\005ab'", []string{"aws: picker-fetch (", "sent garbled output (unexpected EOF"}},
 		{"bad part", "cat >/dev/null; printf 'P\\003\\011ab'", []string{"aws: picker-fetch (", "sent garbled output", "9 offers in 3 bytes"}},
+		{"huge progress", "cat >/dev/null; printf 'G\\200\\200\\004'", []string{"aws: picker-fetch (", "sent garbled output", "a 65536-byte frame 'G'"}},
+		{"bad progress", "cat >/dev/null; printf 'G\\003{no'", []string{"aws: picker-fetch (", "sent garbled output", "frame 'G'"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := script(t, tt.body)
@@ -448,7 +452,7 @@ func TestMainBadInvocation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := Main(context.Background(), tt.args, strings.NewReader(tt.stdin), &stdout, &stderr, fakeAdapters)
-			_, err := read(&stdout, func([]pricing.Offer) error { return nil })
+			_, err := read(&stdout, func([]pricing.Offer) error { return nil }, nil)
 			if code != 2 || err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(stderr.String(), tt.want) {
 				t.Errorf("exit %d, frame error %v, stderr %q; want 2 and %q", code, err, stderr.String(), tt.want)
 			}
@@ -492,7 +496,7 @@ func TestOfferCodecCoversEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got [][]pricing.Offer
-	snap, err := read(&buf, func(p []pricing.Offer) error { got = append(got, p); return nil })
+	snap, err := read(&buf, func(p []pricing.Offer) error { got = append(got, p); return nil }, nil)
 	if err != nil || snap == nil {
 		t.Fatal(err)
 	}
@@ -516,7 +520,7 @@ func BenchmarkStream90k(b *testing.B) {
 		}
 		fw.write(frame{Summary: &summary{}})
 		n := 0
-		if _, err := read(&buf, func(p []pricing.Offer) error { n += len(p); return nil }); err != nil || n != 90000 {
+		if _, err := read(&buf, func(p []pricing.Offer) error { n += len(p); return nil }, nil); err != nil || n != 90000 {
 			b.Fatal(n, err)
 		}
 	}

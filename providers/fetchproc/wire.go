@@ -14,7 +14,11 @@ import (
 
 // Protocol is the version of the request and the frame stream. picker and picker-fetch
 // from different builds that speak different versions fail with a message that says
-// to install matching ones, never with a garbled stream.
+// to install matching ones, never with a garbled stream. Additions that both sides can
+// do without are asked for in the request instead (Progress): an older child ignores a
+// request field it does not know, and a child sends an added frame kind only when
+// asked, so an older parent (whose reader refuses unknown kinds as garbled) never sees
+// one.
 const Protocol = 1
 
 // Program is the name of the fetch program.
@@ -30,26 +34,34 @@ type request struct {
 	// Secrets are the values picker's redactor masks (config.Secrets): the child's log
 	// lines pass the same redaction.
 	Secrets []string `json:"secrets,omitempty"`
+	// Progress asks for progress frames (the adapter's providers.Progress reports), sent
+	// between the parts as the fetch goes.
+	Progress bool `json:"progress,omitempty"`
 }
 
 // The frame stream on picker-fetch's stdout: frames of one kind byte, the payload's
 // length (uvarint) and the payload. A part's payload is its offers in pricing's binary
-// layout (pricing.AppendOffers); the summary's and the error's are JSON.
+// layout (pricing.AppendOffers); the summary's, the error's and a progress report's are
+// JSON.
 const (
-	kindPart    = 'P'
-	kindSummary = 'S'
-	kindError   = 'E'
+	kindPart     = 'P'
+	kindSummary  = 'S'
+	kindError    = 'E'
+	kindProgress = 'G' // only when the request asks for it
 	// maxPayload bounds a frame so that garbage read as a length cannot make picker
 	// allocate gigabytes.
 	maxPayload = 1 << 30
+	// maxProgressPayload bounds a progress frame: a few counters and a part's name.
+	maxProgressPayload = 16 << 10
 )
 
-// frame is one decoded frame: a part of the offers, or the final summary, or the final
-// error.
+// frame is one decoded frame: a part of the offers, a progress report, or the final
+// summary, or the final error.
 type frame struct {
-	Offers  []pricing.Offer
-	Summary *summary
-	Err     *wireError
+	Offers   []pricing.Offer
+	Progress *providers.Progress
+	Summary  *summary
+	Err      *wireError
 }
 
 // summary is the rest of the Snapshot, sent once every part is.
@@ -114,24 +126,25 @@ func newFrameWriter(w io.Writer) *frameWriter {
 
 func (fw *frameWriter) write(f frame) error {
 	var kind byte
-	payload := fw.buf[:0]
+	var doc any // the payload of a JSON frame
 	switch {
 	case f.Err != nil:
-		kind = kindError
-		b, err := json.Marshal(f.Err)
-		if err != nil {
-			return err
-		}
-		payload = b
+		kind, doc = kindError, f.Err
 	case f.Summary != nil:
-		kind = kindSummary
-		b, err := json.Marshal(f.Summary)
-		if err != nil {
-			return err
-		}
-		payload = b
+		kind, doc = kindSummary, f.Summary
+	case f.Progress != nil:
+		kind, doc = kindProgress, f.Progress
 	default:
 		kind = kindPart
+	}
+	payload := fw.buf[:0]
+	if doc != nil {
+		b, err := json.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		payload = b
+	} else {
 		payload = pricing.AppendOffers(payload, f.Offers)
 		fw.buf = payload[:0]
 	}
@@ -167,15 +180,15 @@ func (fr *frameReader) read() (frame, error) {
 	if err != nil {
 		return frame{}, err
 	}
-	if kind != kindPart && kind != kindSummary && kind != kindError {
+	if kind != kindPart && kind != kindSummary && kind != kindError && kind != kindProgress {
 		return frame{}, fmt.Errorf("%w: frame kind %q", errGarbled, kind)
 	}
 	n, err := binary.ReadUvarint(fr.r)
 	if err != nil {
 		return frame{}, unexpected(err)
 	}
-	if n > maxPayload {
-		return frame{}, fmt.Errorf("%w: a %d-byte frame", errGarbled, n)
+	if n > maxPayload || (kind == kindProgress && n > maxProgressPayload) {
+		return frame{}, fmt.Errorf("%w: a %d-byte frame %q", errGarbled, n, kind)
 	}
 	if uint64(cap(fr.payload)) < n {
 		fr.payload = make([]byte, n)
@@ -192,6 +205,9 @@ func (fr *frameReader) read() (frame, error) {
 	case kindSummary:
 		f.Summary = &summary{}
 		err = json.Unmarshal(p, f.Summary)
+	case kindProgress:
+		f.Progress = &providers.Progress{}
+		err = json.Unmarshal(p, f.Progress)
 	default:
 		f.Offers, err = fr.offers.Decode(p)
 	}

@@ -173,21 +173,26 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		return nil, pricing.Errorf(pricing.Unavailable, "gcp: billing: %w", err)
 	}
 
-	machines, err := p.listMachineTypes(ctx, computeHC)
+	// Three lists, read page by page; the offers are composed from them at the end.
+	tr := providers.NewTracker(ctx, "lists", 3)
+	machines, err := p.listMachineTypes(ctx, computeHC, tr)
 	if err != nil {
 		return nil, p.wrap("list machine types", ctx, err)
 	}
-	accels, err := p.listAcceleratorTypes(ctx, computeHC)
+	tr.Done(listMachineTypes, 0)
+	accels, err := p.listAcceleratorTypes(ctx, computeHC, tr)
 	if err != nil {
 		return nil, p.wrap("list accelerator types", ctx, err)
 	}
-	cat, err := p.listSkus(ctx, billingHC)
+	tr.Done(listAcceleratorTypes, 0)
+	cat, err := p.listSkus(ctx, billingHC, tr)
 	if err != nil {
 		return nil, p.wrap("list skus", ctx, err)
 	}
 	snap := compose(machines, accels, cat, p.cfg.Regions, now)
 	var warn []string
 	snap.Offers, warn = providers.Finalize(Name, snap.Offers)
+	tr.Done(listSKUs, len(snap.Offers))
 	snap.Warnings = append(snap.Warnings, warn...)
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Unavailable, "gcp: no prices found (%d machine types, %d SKUs used; %s)",
@@ -197,6 +202,21 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		snap.Regions = slices.Clone(p.cfg.Regions)
 	}
 	return snap, nil
+}
+
+// The lists a fetch reads, as its progress names them.
+const (
+	listMachineTypes     = "machine types"
+	listAcceleratorTypes = "accelerator types"
+	listSKUs             = "SKUs"
+)
+
+// pageEnd tells tr that a page of list was read when the item just returned was the
+// last its page held (the iterator fetches the next page on the next call).
+func pageEnd(tr *providers.Tracker, list string, pi *iterator.PageInfo) {
+	if pi.Remaining() == 0 {
+		tr.Page(list, 0)
+	}
 }
 
 func (p *Provider) wrap(what string, ctx context.Context, err error) error {
@@ -221,7 +241,7 @@ type zoneMachine struct {
 	deprecd bool
 }
 
-func (p *Provider) listMachineTypes(ctx context.Context, hc *http.Client) ([]zoneMachine, error) {
+func (p *Provider) listMachineTypes(ctx context.Context, hc *http.Client, tr *providers.Tracker) ([]zoneMachine, error) {
 	c, err := compute.NewMachineTypesRESTClient(ctx, p.clientOptions(hc)...)
 	if err != nil {
 		return nil, err
@@ -242,6 +262,7 @@ func (p *Provider) listMachineTypes(ctx context.Context, hc *http.Client) ([]zon
 		if err != nil {
 			return nil, err
 		}
+		pageEnd(tr, listMachineTypes, it.PageInfo())
 		for _, m := range pair.Value.GetMachineTypes() {
 			zm := zoneMachine{zone: m.GetZone(), name: m.GetName(), vcpus: m.GetGuestCpus(), memMiB: m.GetMemoryMb()}
 			if zm.zone == "" {
@@ -266,7 +287,7 @@ type zoneAccel struct {
 	maxCards int32
 }
 
-func (p *Provider) listAcceleratorTypes(ctx context.Context, hc *http.Client) ([]zoneAccel, error) {
+func (p *Provider) listAcceleratorTypes(ctx context.Context, hc *http.Client, tr *providers.Tracker) ([]zoneAccel, error) {
 	c, err := compute.NewAcceleratorTypesRESTClient(ctx, p.clientOptions(hc)...)
 	if err != nil {
 		return nil, err
@@ -286,6 +307,7 @@ func (p *Provider) listAcceleratorTypes(ctx context.Context, hc *http.Client) ([
 		if err != nil {
 			return nil, err
 		}
+		pageEnd(tr, listAcceleratorTypes, it.PageInfo())
 		for _, a := range pair.Value.GetAcceleratorTypes() {
 			if strings.HasSuffix(a.GetName(), "-vws") { // virtual workstation: licence surcharge
 				continue
@@ -300,7 +322,7 @@ func (p *Provider) listAcceleratorTypes(ctx context.Context, hc *http.Client) ([
 	}
 }
 
-func (p *Provider) listSkus(ctx context.Context, hc *http.Client) (*catalog, error) {
+func (p *Provider) listSkus(ctx context.Context, hc *http.Client, tr *providers.Tracker) (*catalog, error) {
 	c, err := billing.NewCloudCatalogRESTClient(ctx, p.clientOptions(hc)...)
 	if err != nil {
 		return nil, err
@@ -321,6 +343,7 @@ func (p *Provider) listSkus(ctx context.Context, hc *http.Client) (*catalog, err
 		if err != nil {
 			return nil, err
 		}
+		pageEnd(tr, listSKUs, it.PageInfo())
 		cat.add(sku)
 	}
 }

@@ -166,6 +166,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		return nil, err
 	}
 	now := p.now().UTC()
+	tr := providers.NewTracker(ctx, "requests", 1)
 	resp, err := p.client.Do(ctx, httpx.Request{URL: p.url, Header: http.Header{
 		"Authorization": {"Bearer " + key},
 		"Accept":        {"application/json"},
@@ -180,7 +181,11 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if r.Data == nil {
 		return nil, httpx.Field(Name, "instance types", "data")
 	}
-	return p.snapshot(*r.Data, now)
+	snap, err := p.snapshot(*r.Data, now)
+	if err == nil {
+		tr.Done("instance types", len(snap.Offers))
+	}
+	return snap, err
 }
 
 // explain turns Lambda's error envelope into a message: an invalid key says which

@@ -14,7 +14,7 @@ import (
 	"github.com/pickergpu/picker/providers"
 )
 
-// Run checks the Provider contract. newProvider must return a provider pointed at a
+// Run checks the Provider contract, progress reports included (providers.Tracker). newProvider must return a provider pointed at a
 // test server (never the network) that answers with a healthy, non-empty catalog; it
 // is called once per check so servers may count requests.
 func Run(t *testing.T, newProvider func(t *testing.T) providers.Provider) {
@@ -25,6 +25,13 @@ func Run(t *testing.T, newProvider func(t *testing.T) providers.Provider) {
 			t.Fatalf("Fetch: %v", err)
 		}
 		CheckSnapshot(t, snap)
+	})
+	t.Run("conformance/progress", func(t *testing.T) {
+		ctx, log := RecordProgress(context.Background())
+		if _, err := newProvider(t).Fetch(ctx); err != nil {
+			t.Fatalf("Fetch: %v", err)
+		}
+		log.Check(t)
 	})
 	t.Run("conformance/cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())

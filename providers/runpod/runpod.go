@@ -181,6 +181,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 		return nil, err
 	}
 	now := p.now().UTC()
+	tr := providers.NewTracker(ctx, "requests", 1)
 	var r gqlResponse
 	for attempt := 1; ; attempt++ {
 		r, err = p.query(ctx, key)
@@ -209,7 +210,11 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if r.Data.GPUTypes == nil {
 		return nil, httpx.Field(Name, "gpuTypes", "data.gpuTypes")
 	}
-	return p.snapshot(*r.Data.GPUTypes, now)
+	snap, err := p.snapshot(*r.Data.GPUTypes, now)
+	if err == nil {
+		tr.Done("gpuTypes", len(snap.Offers))
+	}
+	return snap, err
 }
 
 // query sends the gpuTypes query once (under the HTTP retry policy) and decodes it.

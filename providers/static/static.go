@@ -57,6 +57,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	}
 	snap := &providers.Snapshot{}
 	seen := map[pricing.Key]string{}
+	tr := providers.NewTracker(ctx, "files", len(p.files))
 	for _, f := range p.files {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("static: %w", err)
@@ -75,6 +76,7 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 			}
 			snap.Offers = append(snap.Offers, o)
 		}
+		tr.Done(f, len(offers))
 	}
 	// ReadFile already refused invalid rows and the loop duplicate keys, both as errors
 	// naming the file (a user's file is fixed, not skipped); Finalize is the shared
