@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 type field struct {
 	Name    string
 	Label   string
-	Kind    string   // text, number, select, checkbox
+	Kind    string   // text, number, select, checkbox, tristate
 	Options []string // select: allowed values; "" is the default entry
 	Default string   // what an empty value means, shown as placeholder or the empty option
 	Help    string
@@ -52,7 +53,7 @@ var askGroups = []fieldGroup{
 		{Name: "seq-len", Label: "Sequence length", Kind: "number", Default: "2048"},
 		{Name: "gpus", Label: "GPUs", Kind: "number", Default: "each offer's", Help: "pin the GPU count"},
 		{Name: "nodes", Label: "Instances", Kind: "text", Default: "1", Help: "a number, or auto (needs a cluster interconnect)"},
-		{Name: "grad-ckpt", Label: "Gradient checkpointing", Kind: "checkbox"},
+		{Name: "grad-ckpt", Label: "Gradient checkpointing", Kind: "tristate", Default: "framework's", Help: "hf: on for QLoRA; torchtune: on for training"},
 	}},
 	{Legend: "Training details", Fields: []field{
 		{Name: "framework", Label: "Framework", Kind: "select", Options: names(fit.Frameworks), Default: "hf", Help: "whose defaults fill unset fields"},
@@ -65,7 +66,7 @@ var askGroups = []fieldGroup{
 		{Name: "shard", Label: "Sharding", Kind: "select", Options: names(fit.Shards), Default: "none / tp"},
 		{Name: "offload", Label: "Offload", Kind: "select", Options: names(fit.Offloads), Default: "none"},
 		{Name: "attention", Label: "Attention", Kind: "select", Options: names(fit.Attentions), Default: "sdpa"},
-		{Name: "double-quant", Label: "Double quantization", Kind: "checkbox"},
+		{Name: "double-quant", Label: "Double quantization", Kind: "tristate", Default: "framework's", Help: "torchtune: on for QLoRA"},
 		{Name: "params", Label: "Parameter count", Kind: "text", Help: "when no architecture is known (7b)"},
 		{Name: "resolution", Label: "Image resolution", Kind: "text", Help: "image-gen: WxH"},
 		{Name: "images", Label: "Images per batch", Kind: "number", Default: "1"},
@@ -122,14 +123,20 @@ func names[T ~string](vs []T) []string {
 }
 
 // askParams keeps the form's parameters that are set, one value each, in form order
-// (names); a checkbox is "true" when ticked.
+// (names). A checkbox is "true" when ticked (a bare ?name too). A tristate is a switch
+// whose default depends on the task or framework (hf QLoRA checkpoints by default), so
+// "off" must reach the binder as "false" rather than be dropped as an unticked box
+// would be; its select sends "default" for the framework's choice (an empty value is
+// a bare switch, true, as the CLI and the API read it), and any other value goes to
+// the binder as typed, for it to refuse naming the flag.
 func askParams(q url.Values) (url.Values, []string) {
 	out := url.Values{}
 	var order []string
 	for _, g := range askGroups {
 		for _, f := range g.Fields {
 			v := strings.TrimSpace(q.Get(f.Name))
-			if f.Kind == "checkbox" {
+			switch f.Kind {
+			case "checkbox":
 				if _, ok := q[f.Name]; !ok {
 					continue
 				}
@@ -138,6 +145,18 @@ func askParams(q url.Values) (url.Values, []string) {
 					v = "true"
 				default:
 					continue
+				}
+			case "tristate":
+				if _, ok := q[f.Name]; !ok {
+					continue
+				}
+				switch strings.ToLower(v) {
+				case tristateDefault:
+					continue
+				case "", "on", "true", "1", "yes":
+					v = "true"
+				case "off", "false", "0", "no":
+					v = "false"
 				}
 			}
 			if v == "" {
@@ -160,6 +179,24 @@ func hasEmpty(q url.Values) bool {
 	return false
 }
 
+// tristateDefault is the value a tristate's select sends for "the framework's default".
+const tristateDefault = "default"
+
+// submitted reports whether q came from the form (every field sent, empty ones and a
+// tristate left at its default too) rather than from a link: such a query is
+// answered at the short URL of what was asked.
+func submitted(q url.Values) bool {
+	if hasEmpty(q) {
+		return true
+	}
+	for name, vs := range q {
+		if isKind(name, "tristate") && slices.Contains(vs, tristateDefault) {
+			return true
+		}
+	}
+	return false
+}
+
 // commandLine is the `picker recommend` invocation that asks what the form asked.
 func commandLine(params url.Values, order []string) string {
 	var b strings.Builder
@@ -167,7 +204,12 @@ func commandLine(params url.Values, order []string) string {
 	for _, name := range order {
 		v := params.Get(name)
 		b.WriteString(" --" + name)
-		if v == "true" && isCheckbox(name) {
+		if switchField(name) {
+			// A switch is bare when on; off is --name=false (a value after a space would
+			// be a stray argument to the CLI).
+			if v != "true" {
+				b.WriteString("=" + shellQuote(v))
+			}
 			continue
 		}
 		b.WriteString(" " + shellQuote(v))
@@ -175,11 +217,14 @@ func commandLine(params url.Values, order []string) string {
 	return b.String()
 }
 
-func isCheckbox(name string) bool {
+// switchField reports whether the form field name is a switch (checkbox or tristate).
+func switchField(name string) bool { return isKind(name, "checkbox") || isKind(name, "tristate") }
+
+func isKind(name, kind string) bool {
 	for _, g := range askGroups {
 		for _, f := range g.Fields {
 			if f.Name == name {
-				return f.Kind == "checkbox"
+				return f.Kind == kind
 			}
 		}
 	}
@@ -244,8 +289,8 @@ type ladderRow struct {
 	RankedBy, RankLabel string
 }
 
-// applyFlags returns params with a ladder step's flags ("--batch 1 --grad-ckpt")
-// applied.
+// applyFlags returns params with a ladder step's flags ("--batch 1 --grad-ckpt",
+// "--grad-ckpt=false") applied.
 func applyFlags(params url.Values, flags string) url.Values {
 	out := url.Values{}
 	for k, v := range params {
@@ -257,6 +302,10 @@ func applyFlags(params url.Values, flags string) url.Values {
 		if !ok {
 			continue
 		}
+		if n, v, ok := strings.Cut(name, "="); ok {
+			out.Set(n, v)
+			continue
+		}
 		if i+1 < len(words) && !strings.HasPrefix(words[i+1], "--") {
 			out.Set(name, words[i+1])
 			i++
@@ -265,6 +314,81 @@ func applyFlags(params url.Values, flags string) url.Values {
 		out.Set(name, "true")
 	}
 	return out
+}
+
+// warningsBox is the collapsible box of warnings under the offers: what the answer
+// should be read with, after the answer itself. It opens by itself only when the
+// estimator warns about the job as asked (a --seq-len past the model's positions,
+// ZeRO on one GPU): those say the question is probably not the one meant. Notes about
+// the offers (a fallback an offer runs with, price age, untimed GPUs, offers left
+// out) are informational and wait behind the summary.
+type warningsBox struct {
+	Job    []string // the estimator's warnings about the job as asked
+	Offers []string // the rest: notes about the offers and their prices
+	// Excluded is one line for every offer left out whatever its memory (68 offers on
+	// 5 GPU models left out: no bitsandbytes (62), …); Models the per-model list.
+	Excluded       string
+	ExcludedOffers int
+	Models         []recommend.Exclusion
+}
+
+// Count is the number of warnings; the exclusions are counted apart (ExcludedOffers).
+func (w *warningsBox) Count() int { return len(w.Job) + len(w.Offers) }
+
+// Title heads the box: "Warnings" when there are any, else "Left out".
+func (w *warningsBox) Title() string {
+	if w.Count() > 0 {
+		return "Warnings"
+	}
+	return "Left out"
+}
+
+// Summary says how many of each the box holds: "3 warnings, 68 offers left out".
+func (w *warningsBox) Summary() string {
+	var parts []string
+	if n := w.Count(); n > 0 {
+		parts = append(parts, plural(n, "warning"))
+	}
+	if w.ExcludedOffers > 0 {
+		parts = append(parts, plural(w.ExcludedOffers, "offer")+" left out")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Open reports whether the box starts open: only for warnings about the job.
+func (w *warningsBox) Open() bool { return len(w.Job) > 0 }
+
+// newWarningsBox sorts rec's warnings into the box; nil when there is nothing to say.
+// The exclusions are recommend.TallyExclusions' line, as the CLI prints it.
+func newWarningsBox(rec *recommend.Recommendation) *warningsBox {
+	w := &warningsBox{Models: rec.Excluded}
+	var job []string
+	if rec.Estimate != nil {
+		job = rec.Estimate.Warnings
+	}
+	for _, msg := range rec.Warnings {
+		if slices.Contains(job, msg) {
+			w.Job = append(w.Job, msg)
+		} else {
+			w.Offers = append(w.Offers, msg)
+		}
+	}
+	if len(rec.Excluded) > 0 {
+		tally := recommend.TallyExclusions(rec.Excluded)
+		w.Excluded, w.ExcludedOffers = tally.String(), tally.Offers
+	}
+	if w.Count() == 0 && w.ExcludedOffers == 0 {
+		return nil
+	}
+	return w
+}
+
+// plural is "1 offer", "2 offers".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 type askPage struct {
@@ -281,6 +405,7 @@ type askPage struct {
 	Headroom string
 	Bar      []barSegment
 	Ladder   []ladderRow
+	Warnings *warningsBox
 	Plan     *ladderRow // the combined plan, asked again with all its flags
 	Total    float64    // device_total_gib
 	// Optional columns of the offers table, shown when some offer has the figure (as
@@ -298,7 +423,7 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 	params, order := askParams(r.URL.Query())
 	// A submitted form sends every field, empty ones too; answer at the short URL
 	// that holds only what was asked, so the link to share is that one.
-	if clean := pageURL("/", params); hasEmpty(r.URL.Query()) && clean != r.URL.RequestURI() {
+	if clean := pageURL("/", params); submitted(r.URL.Query()) && clean != r.URL.RequestURI() {
 		http.Redirect(w, r, clean, http.StatusSeeOther)
 		return
 	}
@@ -339,11 +464,12 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 				p.Total = rec.Estimate.DeviceTotalGiB
 			}
 			p.setColumns(rec)
+			p.Warnings = newWarningsBox(rec)
 			for _, st := range rec.Ladder {
-				p.Ladder = append(p.Ladder, ladderRow{st, pageURL("/", applyFlags(params, st.Flags)), p.RankedBy, p.RankLabel})
+				p.Ladder = append(p.Ladder, ladderRow{st, answerURL(applyFlags(params, st.Flags)), p.RankedBy, p.RankLabel})
 			}
 			if pl := rec.Plan; pl != nil {
-				p.Plan = &ladderRow{pl.LadderStep, pageURL("/", applyFlags(params, pl.Flags)), p.RankedBy, p.RankLabel}
+				p.Plan = &ladderRow{pl.LadderStep, answerURL(applyFlags(params, pl.Flags)), p.RankedBy, p.RankLabel}
 				p.Plan.Change = "all of: " + strings.Join(pl.Changes, ", ")
 			}
 		}
@@ -351,6 +477,12 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 	p.Groups = fillGroups(askGroups, params, errParam)
 	s.render(w, r, status, "ask", "Ask", p)
 }
+
+// answerURL is the Ask page answering params, scrolled to the answer. The form's
+// action carries the same #result, which the browser keeps through the redirect to
+// the short URL: on a phone the form fills the first screens, and the answer is what
+// the person asked for.
+func answerURL(params url.Values) string { return pageURL("/", params) + "#result" }
 
 // setColumns picks the offers table's optional columns.
 func (p *askPage) setColumns(rec *recommend.Recommendation) {

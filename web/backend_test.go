@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -65,8 +66,15 @@ func newTestBackend(t testing.TB) *testBackend {
 			t.Fatal(err)
 		}
 	}
+	// A live refresh of runpod that failed: its prices stay the snapshot's.
+	if err := st.RecordFailure(ctx, failedProvider, b.now.Add(-3*time.Hour), b.now.Add(-3*time.Hour), errors.New("401 Unauthorized")); err != nil {
+		t.Fatal(err)
+	}
 	return b
 }
+
+// failedProvider is the snapshot provider whose one live refresh failed.
+const failedProvider = "runpod"
 
 func roundCents(v float64) float64 { return float64(int(v*100+0.5)) / 100 }
 
@@ -169,9 +177,19 @@ func (b *testBackend) Providers(ctx context.Context) ([]Provider, error) {
 	for _, s := range stats {
 		p := Provider{Name: s.Provider, Offers: s.Offers, Sources: s.Sources, LastError: s.LastError,
 			ConsecutiveFailures: s.ConsecutiveFailures, NewestObserved: s.NewestObserved}
-		if !s.LastSuccess.IsZero() {
-			t := s.LastSuccess
+		// As cmd/picker's liveRuns: a provider whose offers are all the snapshot's was
+		// never refreshed live; its one successful run is the seed.
+		live := slices.ContainsFunc(s.Sources, func(src string) bool { return src != pricing.SourceSnapshot })
+		if t := s.LastSuccess; !t.IsZero() && live {
 			p.LastSuccess = &t
+		} else if !t.IsZero() {
+			p.SnapshotDate = &t
+		}
+		if t := s.LastAttempt; !t.IsZero() && (live || s.ConsecutiveFailures > 0) {
+			p.LastAttempt, p.LastAttemptStatus = &t, "ok"
+			if s.ConsecutiveFailures > 0 {
+				p.LastAttemptStatus = "failed"
+			}
 		}
 		out = append(out, p)
 	}

@@ -3,9 +3,12 @@ package web
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -239,4 +242,114 @@ func TestBrowser(t *testing.T) {
 		}
 		br.CheckConsole(t, "pages without JavaScript")
 	})
+}
+
+// layoutReport is what checkLayout's script finds on a page: how far the document
+// overflows the window, and each key element that is missing, empty or not within the
+// window's width (an element inside a .scroll box counts as within when its box is:
+// the box scrolls, the page does not).
+type layoutReport struct {
+	Overflow int      `json:"overflow"`
+	Width    int      `json:"width"`
+	Bad      []string `json:"bad"`
+}
+
+const layoutScript = `((sels) => {
+  const w = window.innerWidth, bad = [];
+  for (const sel of sels) {
+    const el = document.querySelector(sel);
+    if (!el) { bad.push(sel + ': missing'); continue; }
+    const box = el.closest('.scroll') || el, r = box.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) bad.push(sel + ': not displayed');
+    else if (r.left < -0.5 || r.right > w + 0.5) bad.push(sel + ': spans ' + Math.round(r.left) + '–' + Math.round(r.right) + ' px of ' + w);
+  }
+  return {overflow: document.documentElement.scrollWidth - w, width: w, bad: bad};
+})(%s)`
+
+// TestBrowserResponsive loads every page in a 400 px and a 1400 px window: the
+// document never scrolls sideways (wide tables scroll inside their own box), the key
+// controls and results lie within the window, the Ask form's fields stack into one
+// column when narrow and spread into several when wide. Screenshots of each page at
+// both widths are kept under $PICKER_SCREENSHOT_DIR.
+func TestBrowserResponsive(t *testing.T) {
+	br := browsertest.Start(t)
+	h, _ := newTestHandler(t)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	pages := []struct {
+		name, path, wait string
+		keys             []string
+		status404        bool
+	}{
+		{"ask-form", "/", "#ask", []string{"#f-model", "#f-task", "#f-grad-ckpt", "#ask-submit", "header nav"}, false},
+		{"ask-answer", "/?model=llama-2-7b&task=qlora", "#top-offers", []string{"#need", "#top-offers", "#warnings summary", "#cmdline", "#f-model"}, false},
+		{"compare", "/offers", "#offers-table", []string{"#f-provider", "#filter-submit", "#offer-count", "#offers-table"}, false},
+		{"history-offer", "/history?" + offerQuery(changedOffer), "#chart[data-drawn] canvas", []string{"#h-provider", "#chart canvas", "#history-table"}, false},
+		{"history-model", "/history?gpu-model=H100", "#chart[data-drawn] canvas", []string{"#h-gpu", "#chart canvas", "#history-table"}, false},
+		{"providers", "/providers", "#providers-table", []string{"#providers-table", "h1"}, false},
+		{"error", "/nope", ".error", []string{".error", "header nav"}, true},
+	}
+	for _, width := range []int64{400, 1400} {
+		br.Viewport(t, width, 900)
+		for _, pg := range pages {
+			t.Run(fmt.Sprintf("%s at %d px", pg.name, width), func(t *testing.T) {
+				br.Do(t, chromedp.Navigate(srv.URL+pg.path), chromedp.WaitVisible(chromedp.CSS(pg.wait)))
+				sels, _ := json.Marshal(pg.keys)
+				rep := browsertest.Eval[layoutReport](t, br, fmt.Sprintf(layoutScript, sels))
+				if rep.Width != int(width) {
+					t.Fatalf("window is %d px wide, want %d", rep.Width, width)
+				}
+				if rep.Overflow > 0 {
+					t.Errorf("the document is %d px wider than the %d px window", rep.Overflow, width)
+				}
+				for _, b := range rep.Bad {
+					t.Errorf("key element %s", b)
+				}
+				br.Screenshot(t, fmt.Sprintf("%s-%d", pg.name, width))
+				if pg.status404 {
+					// The browser logs the page's own 404; anything else is a fault.
+					for _, m := range br.Console() {
+						if !strings.Contains(m, "status of 404") || !strings.Contains(m, pg.path) {
+							t.Errorf("%s: %s", pg.name, m)
+						}
+					}
+					return
+				}
+				br.CheckConsole(t, pg.name)
+			})
+		}
+		// The Ask form: one column of fields when narrow, several when wide.
+		br.Do(t, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("ask")))
+		cols := browsertest.Eval[int](t, br, `new Set([...document.querySelectorAll('#ask fieldset .field')].map(f => Math.round(f.getBoundingClientRect().left))).size`)
+		if width <= 400 && cols != 1 {
+			t.Errorf("at %d px the form's fields stand in %d columns, want 1", width, cols)
+		}
+		if width >= 1400 && cols < 4 {
+			t.Errorf("at %d px the form's fields stand in %d columns, want several", width, cols)
+		}
+		// Asked on a phone: gradient checkpointing off (a QLoRA default) reaches the URL
+		// as false, and the page opens at the answer, not at the form it came from.
+		if width <= 400 {
+			br.Do(t, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("ask")),
+				chromedp.SetValue(chromedp.ID("f-model"), "llama-2-7b"), chromedp.SetValue(chromedp.ID("f-task"), "qlora"),
+				chromedp.SetValue(chromedp.ID("f-grad-ckpt"), "false"), chromedp.Click(chromedp.ID("ask-submit")),
+				chromedp.WaitVisible(chromedp.ID("top-offers")))
+			if loc := browsertest.Eval[string](t, br, "location.search + location.hash"); loc != "?grad-ckpt=false&model=llama-2-7b&task=qlora#result" {
+				t.Errorf("after asking, the page is %q; want grad-ckpt=false kept and the answer in view", loc)
+			}
+			if top := browsertest.Eval[float64](t, br, "document.getElementById('result').getBoundingClientRect().top"); top < -1 || top > 100 {
+				t.Errorf("the answer starts %v px from the window's top, want at the top", top)
+			}
+			br.Screenshot(t, fmt.Sprintf("ask-asked-%d", width))
+			br.CheckConsole(t, "ask on a phone")
+		}
+		// A wide table scrolls inside its own box when narrow.
+		br.Do(t, chromedp.Navigate(srv.URL+"/?model=llama-2-7b&task=qlora"), chromedp.WaitVisible(chromedp.ID("top-offers")))
+		if width <= 400 {
+			scrolls := browsertest.Eval[bool](t, br, `(t => t.scrollWidth > t.parentElement.clientWidth && getComputedStyle(t.parentElement).overflowX === 'auto')(document.getElementById('top-offers'))`)
+			if !scrolls {
+				t.Errorf("at %d px the offers table does not scroll in its own box", width)
+			}
+		}
+	}
 }

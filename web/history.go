@@ -1,13 +1,16 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/snapshot"
 	"github.com/pickergpu/picker/store"
 )
 
@@ -34,6 +37,11 @@ type historyRow struct {
 	ValidFrom time.Time
 	ValidTo   *time.Time
 	Price     float64
+	// Seeded: the price's start is the embedded snapshot's date for it, when its source
+	// was read, not a change picker observed (seededAt).
+	Seeded bool
+	// A GPU model's rows: whose cheapest offer the price is.
+	Provider, Purchase, Instance, Region string
 }
 
 type historyPage struct {
@@ -44,7 +52,12 @@ type historyPage struct {
 	Region    string
 	Zone      string
 	GPUModel  string
+	Purchase  string // a GPU model's: on-demand, spot or "" (both)
 	GPUModels []string
+	// PurchaseError marks the purchase field.
+	PurchaseError bool
+	// Seeded: some row's price starts at the snapshot's date (the table says so).
+	Seeded    bool
 	Chart     *chart
 	Rows      []historyRow
 	Unit      string
@@ -90,6 +103,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		p.Chart, p.Rows = offerChart(pts, s.o.Now())
+		p.Seeded = slices.ContainsFunc(p.Rows, func(r historyRow) bool { return r.Seeded })
 		p.OffersURL = pageURL("/offers", map[string][]string{"provider": {p.Provider}, "region": {p.Region}})
 		title = p.Title
 	case p.GPUModel != "":
@@ -98,8 +112,17 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 		if ok {
 			p.GPUModel = canon
 		}
-		p.Title = "cheapest " + p.GPUModel + " per GPU-hour"
-		pts, err := s.b.History(ctx, store.HistoryQuery{GPUModel: p.GPUModel})
+		p.Title = p.GPUModel + " per GPU-hour, by provider"
+		hq := store.HistoryQuery{GPUModel: p.GPUModel}
+		if v := strings.TrimSpace(q.Get("purchase")); v != "" && v != "any" {
+			pu, err := pricing.ParsePurchase(v)
+			if err != nil {
+				status, p.Error, p.PurchaseError = http.StatusBadRequest, err.Error(), true
+				break
+			}
+			hq.Purchase, p.Purchase = pu, string(pu)
+		}
+		pts, err := s.b.History(ctx, hq)
 		if err != nil {
 			status = statusOf(err)
 			s.logFailure(r, status, err)
@@ -107,6 +130,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		p.Chart, p.Rows = modelChart(pts, s.o.Now())
+		p.Seeded = slices.ContainsFunc(p.Rows, func(r historyRow) bool { return r.Seeded })
 		p.OffersURL = pageURL("/offers", map[string][]string{"gpu-model": {p.GPUModel}, "sort": {"per-gpu"}})
 		title = p.GPUModel + " price history"
 	case p.Provider != "" || p.Instance != "":
@@ -141,7 +165,7 @@ func offerChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 	for _, pt := range pts {
 		label := seriesLabel(pt, len(places))
 		points = append(points, chartPoint{label, pt.ValidFrom.Unix(), pt.PriceUSDHr})
-		rows = append(rows, historyRow{label, pt.ValidFrom, pt.ValidTo, pt.PriceUSDHr})
+		rows = append(rows, historyRow{Series: label, ValidFrom: pt.ValidFrom, ValidTo: pt.ValidTo, Price: pt.PriceUSDHr, Seeded: seededAt(pt.Provider, pt.ValidFrom)})
 	}
 	// The end of the chart: now while a price is current, else the last close.
 	end := int64(0)
@@ -178,35 +202,59 @@ func extendCurrent(c *chart, pts []store.PricePoint, places int) {
 	}
 }
 
-// modelChart is a GPU model's cheapest price per GPU-hour over time, on demand and
-// spot, across every offer of the model: at each stored change, the least per-GPU
-// price among the intervals open then. A point is drawn where that cheapest price
-// changes; fractional slices are left out (priced per slice, they would mislead).
+// modelChart is a GPU model's price per GPU-hour over time: one series per provider
+// and purchase option, each the cheapest whole-GPU offer of that provider at each
+// stored change (fractional slices are left out: priced per slice, they would
+// mislead). There is no line across providers: picker observes each provider at its
+// own times (the embedded snapshot's rows carry their sources' dates, days apart), so a
+// cross-provider "cheapest" would show the day a cheaper provider was first read as a
+// price drop. A point is drawn where a provider's cheapest price changes.
 func modelChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 	pts = slices.DeleteFunc(slices.Clone(pts), func(pt store.PricePoint) bool { return pt.GPUCount < 1 })
-	var times []int64
-	for _, pt := range pts {
-		times = append(times, pt.ValidFrom.Unix())
-		if pt.ValidTo != nil {
-			times = append(times, pt.ValidTo.Unix())
-		}
+	type seriesKey struct {
+		provider string
+		purchase pricing.Purchase
 	}
-	slices.Sort(times)
-	times = slices.Compact(times)
+	var keys []seriesKey
+	bySeries := map[seriesKey][]store.PricePoint{}
+	for _, pt := range pts {
+		k := seriesKey{pt.Provider, pt.Purchase}
+		if _, ok := bySeries[k]; !ok {
+			keys = append(keys, k)
+		}
+		bySeries[k] = append(bySeries[k], pt)
+	}
+	slices.SortFunc(keys, func(a, b seriesKey) int {
+		if c := strings.Compare(a.provider, b.provider); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.purchase), string(b.purchase))
+	})
 	var points []chartPoint
 	var rows []historyRow
-	for _, purchase := range []pricing.Purchase{pricing.OnDemand, pricing.Spot} {
-		label := string(purchase)
+	for _, k := range keys {
+		sp := bySeries[k]
+		label := k.provider + " " + string(k.purchase)
+		var times []int64
+		for _, pt := range sp {
+			times = append(times, pt.ValidFrom.Unix())
+			if pt.ValidTo != nil {
+				times = append(times, pt.ValidTo.Unix())
+			}
+		}
+		slices.Sort(times)
+		times = slices.Compact(times)
 		prev := -1.0
 		var open *historyRow
 		for _, t := range times {
 			best := -1.0
-			for _, pt := range pts {
-				if pt.Purchase != purchase || pt.ValidFrom.Unix() > t || (pt.ValidTo != nil && pt.ValidTo.Unix() <= t) {
+			var cheapest store.PricePoint
+			for _, pt := range sp {
+				if pt.ValidFrom.Unix() > t || (pt.ValidTo != nil && pt.ValidTo.Unix() <= t) {
 					continue
 				}
 				if per := pt.PriceUSDHr / pt.GPUCount; best < 0 || per < best {
-					best = per
+					best, cheapest = per, pt
 				}
 			}
 			if best == prev {
@@ -220,7 +268,8 @@ func modelChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 			}
 			if best >= 0 {
 				points = append(points, chartPoint{label, t, best})
-				open = &historyRow{Series: label, ValidFrom: at, Price: best}
+				open = &historyRow{Series: label, Provider: k.provider, Purchase: string(k.purchase), Instance: cheapest.InstanceType,
+					Region: cheapest.Region, ValidFrom: at, Price: best, Seeded: seededAt(k.provider, at)}
 			}
 			prev = best
 		}
@@ -228,7 +277,6 @@ func modelChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 			rows = append(rows, *open)
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b historyRow) int { return a.ValidFrom.Compare(b.ValidFrom) })
 	c := buildChart("$/GPU-h", points, now.Unix())
 	// Extend each series' final cheapest price, while still offered, to now.
 	if n := len(c.X); n > 0 {
@@ -241,6 +289,32 @@ func modelChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 		}
 	}
 	return c, rows
+}
+
+// snapshotDates is, per provider of the embedded price snapshot, the newest date its
+// rows carry (snapshot.UndatedObserved for an undated row). Seeding writes each
+// snapshot offer's first price from its row's date, so an interval of that provider
+// that begins on or before this date is the snapshot's reading of its source, not a
+// change picker saw: the page says so instead of showing it as a price change.
+var snapshotDates = sync.OnceValue(func() map[string]time.Time {
+	out := map[string]time.Time{}
+	offers, err := pricing.ParseOffersCSV(bytes.NewReader(snapshot.CSV()), snapshot.FileName, snapshot.UndatedObserved)
+	if err != nil {
+		return out // the seed itself would have failed; nothing is marked
+	}
+	for _, o := range offers {
+		if o.ObservedAt.After(out[o.Provider]) {
+			out[o.Provider] = o.ObservedAt
+		}
+	}
+	return out
+})
+
+// seededAt reports whether a price of provider that begins at t came from the
+// embedded snapshot (see snapshotDates).
+func seededAt(provider string, t time.Time) bool {
+	d, ok := snapshotDates()[provider]
+	return ok && !t.After(d)
 }
 
 func rowsOf(rows []historyRow, series string) []historyRow {

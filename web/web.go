@@ -60,7 +60,14 @@ type Provider struct {
 	Adapter     bool // picker can refresh it live
 	Enabled     bool
 	Schedule    string
-	LastSuccess *time.Time
+	// LastSuccess is the newest successful live refresh; nil when the prices are still
+	// the embedded snapshot's, whose date is SnapshotDate.
+	LastSuccess  *time.Time
+	SnapshotDate *time.Time
+	// LastAttempt is the newest live refresh whatever its outcome, LastAttemptStatus
+	// "ok" or "failed"; nil when none was tried.
+	LastAttempt       *time.Time
+	LastAttemptStatus string
 	// NewestObserved is when the newest current price was seen: the prices' age.
 	NewestObserved      time.Time
 	Offers              int

@@ -264,30 +264,53 @@ func chartHas(c chart, t int64, v float64) bool {
 	return false
 }
 
-// TestModelChart: a model's chart is its cheapest whole-GPU price at each change.
+// TestModelChart: a model's chart is one series per provider and purchase option,
+// each that provider's cheapest whole-GPU price at each of its changes. A provider
+// first seen later at a lower price is a line of its own, never a drop in another's
+// (issue 26: the H100 chart fell from $12.29 to $1.29 on the day the snapshot's
+// cheaper provider was dated).
 func TestModelChart(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	day := func(d int) *time.Time { t := t0.AddDate(0, 0, d); return &t }
 	pts := []store.PricePoint{
-		// 8 GPUs at $16: $2/GPU-h, until day 2.
-		{Provider: "a", InstanceType: "x8", Purchase: pricing.OnDemand, GPUCount: 8, PriceUSDHr: 16, ValidFrom: *day(0), ValidTo: day(2)},
-		// 1 GPU at $2.5 from day 1: not cheaper than $2 until the $16 offer closes.
-		{Provider: "b", InstanceType: "x1", Purchase: pricing.OnDemand, GPUCount: 1, PriceUSDHr: 2.5, ValidFrom: *day(1)},
+		// 8 GPUs at $16: $2/GPU-h, until day 2, then $1.5 (a change a refresh saw).
+		{Provider: "a", InstanceType: "x8", Region: "r1", Purchase: pricing.OnDemand, GPUCount: 8, PriceUSDHr: 16, ValidFrom: *day(0), ValidTo: day(2)},
+		{Provider: "a", InstanceType: "x8", Region: "r1", Purchase: pricing.OnDemand, GPUCount: 8, PriceUSDHr: 12, ValidFrom: *day(2)},
+		// a's single GPU at $2.5 from day 1 is never a's cheapest.
+		{Provider: "a", InstanceType: "x1", Region: "r1", Purchase: pricing.OnDemand, GPUCount: 1, PriceUSDHr: 2.5, ValidFrom: *day(1)},
+		// b is first seen on day 3, far cheaper: its own line.
+		{Provider: "b", InstanceType: "b1", Region: "r2", Purchase: pricing.OnDemand, GPUCount: 1, PriceUSDHr: 0.5, ValidFrom: *day(3)},
 		// a slice is left out
 		{Provider: "c", InstanceType: "s", Purchase: pricing.OnDemand, GPUCount: 0.25, PriceUSDHr: 0.1, ValidFrom: *day(0)},
-		{Provider: "a", InstanceType: "x8", Purchase: pricing.Spot, GPUCount: 8, PriceUSDHr: 8, ValidFrom: *day(0)},
+		{Provider: "a", InstanceType: "x8", Region: "r1", Purchase: pricing.Spot, GPUCount: 8, PriceUSDHr: 8, ValidFrom: *day(0)},
 	}
 	c, rows := modelChart(pts, t0.AddDate(0, 0, 5))
 	want := []historyRow{
-		{"on-demand", *day(0), day(2), 2},
-		{"spot", *day(0), nil, 1},
-		{"on-demand", *day(2), nil, 2.5},
+		{Series: "a on-demand", Provider: "a", Purchase: "on-demand", Instance: "x8", Region: "r1", ValidFrom: *day(0), ValidTo: day(2), Price: 2},
+		{Series: "a on-demand", Provider: "a", Purchase: "on-demand", Instance: "x8", Region: "r1", ValidFrom: *day(2), Price: 1.5},
+		{Series: "a spot", Provider: "a", Purchase: "spot", Instance: "x8", Region: "r1", ValidFrom: *day(0), Price: 1},
+		{Series: "b on-demand", Provider: "b", Purchase: "on-demand", Instance: "b1", Region: "r2", ValidFrom: *day(3), Price: 0.5},
 	}
 	if fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Errorf("rows\n got %v\nwant %v", rows, want)
 	}
-	if c.Changes != 3 || !chartHas(*c, day(2).Unix(), 2.5) || !chartHas(*c, day(5).Unix(), 2.5) {
+	var labels []string
+	for _, s := range c.Series {
+		labels = append(labels, s.Label)
+	}
+	if strings.Join(labels, ", ") != "a on-demand, a spot, b on-demand" {
+		t.Errorf("series %v, want one per provider and purchase", labels)
+	}
+	if c.Changes != 4 || !chartHas(*c, day(2).Unix(), 1.5) || !chartHas(*c, day(3).Unix(), 0.5) || !chartHas(*c, day(5).Unix(), 0.5) {
 		t.Errorf("chart %+v", c)
+	}
+	// No series falls to b's price: a's line never shows b's day as a drop.
+	for _, s := range c.Series {
+		for _, v := range s.Values {
+			if v != nil && *v == 0.5 && s.Label != "b on-demand" {
+				t.Errorf("series %s takes b's price", s.Label)
+			}
+		}
 	}
 }
 
@@ -461,7 +484,7 @@ func TestAskRendersPlansAndExclusions(t *testing.T) {
 		`3 × p5.48xlarge = 24 GPUs (EFA): ZeRO-3 across 24 GPUs`,
 		`id="cheapest-cluster">Cheapest plan across instances: 3 × aws us-east-1`,
 		`<strong>A100</strong> (7 offers): no fp8`,
-		`<a href="/?grad-ckpt=true&amp;model=x&amp;task=qlora">all of: gradient checkpointing, QLoRA</a>`,
+		`<a href="/?grad-ckpt=true&amp;model=x&amp;task=qlora#result">all of: gradient checkpointing, QLoRA</a>`,
 		`<td class="n">40.0 %</td>`, `<td class="n">×1.50</td>`,
 		`LoRA <span class="mono">--task lora</span>: saves nothing`,
 	} {

@@ -319,8 +319,8 @@ func TestFailingProviderKeepsLastGoodPrices(t *testing.T) {
 		}
 	}
 	cells := strings.Split(line, "\t")
-	if len(cells) != 8 || cells[1] != "yes" || cells[3] != "5 h" || cells[4] != "2" || cells[6] != "3" || !strings.Contains(cells[7], "prices.csv") {
-		t.Errorf("picker providers row for static = %q; want enabled, age 5 h, 2 offers, 3 failures and the error", line)
+	if len(cells) != 9 || cells[1] != "yes" || !strings.HasSuffix(cells[3], " failed") || cells[4] != "5 h" || cells[5] != "2" || cells[7] != "3" || !strings.Contains(cells[8], "prices.csv") {
+		t.Errorf("picker providers row for static = %q; want enabled, a failed last attempt, age 5 h, 2 offers, 3 failures and the error", line)
 	}
 }
 

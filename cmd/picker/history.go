@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,15 +105,46 @@ func (a *app) runHistory(ctx context.Context, hq store.HistoryQuery) error {
 		}
 		return writeCSV(a.stdout, []string{"provider", "region", "zone", "instance_type", "purchase", "valid_from", "valid_to", "price_usd_hr"}, recs)
 	}
+	if hq.GPUModel != "" {
+		return writeModelHistory(a.stdout, a.tty, points)
+	}
 	t := &table{headers: []string{"REGION", "PURCHASE", "VALID FROM", "VALID TO", "$/HR"}}
 	for _, r := range rows {
-		region := r.Region
-		if r.Zone != "" {
-			region += " (" + r.Zone + ")"
-		}
-		t.add(region, r.Purchase, r.ValidFrom.Format(time.RFC3339), fmtOptTime(r.ValidTo, "current"), usd(r.PriceUSDHr))
+		t.add(place(r.Region, r.Zone), r.Purchase, r.ValidFrom.Format(time.RFC3339), fmtOptTime(r.ValidTo, "current"), usd(r.PriceUSDHr))
 	}
 	return t.write(a.stdout, a.tty)
+}
+
+// writeModelHistory is the table of `picker history --gpu-model`: every offer of the
+// model, so each row names its provider and instance, and the rows are grouped by
+// offer (oldest change first within one). Ordered by time alone, as JSON is, rows of
+// different providers interleave and read as one price falling or rising when they
+// are only offers first seen on different days (the embedded snapshot dates each
+// provider by its source). $/GPU-H compares instances of different sizes.
+func writeModelHistory(w io.Writer, tty bool, points []store.PricePoint) error {
+	points = slices.Clone(points)
+	slices.SortStableFunc(points, func(a, b store.PricePoint) int {
+		return cmp.Or(strings.Compare(a.Provider, b.Provider), strings.Compare(a.Region, b.Region), strings.Compare(a.Zone, b.Zone),
+			strings.Compare(a.InstanceType, b.InstanceType), strings.Compare(string(a.Purchase), string(b.Purchase)), a.ValidFrom.Compare(b.ValidFrom))
+	})
+	t := &table{headers: []string{"PROVIDER", "REGION", "INSTANCE", "GPUS", "PURCHASE", "VALID FROM", "VALID TO", "$/HR", "$/GPU-H"}}
+	for _, p := range points {
+		perGPU := "-"
+		if p.GPUCount > 0 {
+			perGPU = usd(p.PriceUSDHr / p.GPUCount)
+		}
+		t.add(p.Provider, place(p.Region, p.Zone), p.InstanceType, num(p.GPUCount, 3), string(p.Purchase), p.ValidFrom.UTC().Format(time.RFC3339),
+			fmtOptTime(p.ValidTo, "current"), usd(p.PriceUSDHr), perGPU)
+	}
+	return t.write(w, tty)
+}
+
+// place is a region with its zone, "us-east-1 (us-east-1a)".
+func place(region, zone string) string {
+	if zone != "" {
+		return region + " (" + zone + ")"
+	}
+	return region
 }
 
 func fmtOptTime(t *time.Time, none string) string {

@@ -9,17 +9,29 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers/registry"
 	"github.com/pickergpu/picker/store"
 )
 
 // providerRow is one provider's state, for `picker providers` and GET /v1/providers.
 type providerRow struct {
-	Name                string     `json:"name"`
-	Adapter             bool       `json:"adapter"` // picker can refresh it live
-	Enabled             bool       `json:"enabled"`
-	Description         string     `json:"description,omitempty"`
-	LastSuccess         *time.Time `json:"last_success"`
+	Name        string `json:"name"`
+	Adapter     bool   `json:"adapter"` // picker can refresh it live
+	Enabled     bool   `json:"enabled"`
+	Description string `json:"description,omitempty"`
+	// LastSuccess is when the newest successful live refresh finished; nil when the
+	// provider's prices are still the embedded snapshot's (SnapshotDate), which seeding
+	// records as a successful run dated the snapshot's day: reporting that as a refresh
+	// told users a provider picker never reached had answered months ago.
+	LastSuccess *time.Time `json:"last_success"`
+	// LastAttempt and LastAttemptStatus ("ok" or "failed") are the newest live refresh,
+	// whatever its outcome; nil and "" when none was ever tried.
+	LastAttempt       *time.Time `json:"last_attempt"`
+	LastAttemptStatus string     `json:"last_attempt_status"`
+	// SnapshotDate is the date of the embedded snapshot's prices for a provider never
+	// refreshed live; nil once a live refresh succeeded.
+	SnapshotDate        *time.Time `json:"snapshot_date"`
 	Age                 string     `json:"age"`
 	Offers              int        `json:"offers"`
 	Sources             []string   `json:"sources"`
@@ -72,10 +84,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 			}
 		}
 		if s, ok := byName[name]; ok {
-			if !s.LastSuccess.IsZero() {
-				t := s.LastSuccess
-				r.LastSuccess = &t
-			}
+			r.LastSuccess, r.SnapshotDate, r.LastAttempt, r.LastAttemptStatus = liveRuns(s)
 			r.Offers = s.Offers
 			r.Sources = append(r.Sources, s.Sources...)
 			r.LastError = a.redactor().String(s.LastError) // rows stored before redaction existed too
@@ -105,6 +114,43 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 	return rows, nil
 }
 
+// liveRuns splits what the store knows of a provider's runs into its live refreshes
+// and the seed from the embedded snapshot. The store counts the seed as a successful
+// run (finished at the snapshot's date for that provider) and marks nothing else, so
+// the seed is told apart by what a live refresh leaves behind: every successful one
+// writes offers whose source is the provider's API or a price file (providers'
+// conformance rule), and no later write turns them back into snapshot offers. A
+// provider whose current offers are all the snapshot's has therefore never refreshed
+// live: its only success is the seed (reported as snapshotDate), and its newest run is
+// either that seed (no attempt) or a failed live refresh (ConsecutiveFailures > 0).
+func liveRuns(s store.ProviderStatus) (lastSuccess, snapshotDate, lastAttempt *time.Time, status string) {
+	live := slices.ContainsFunc(s.Sources, func(src string) bool { return src != pricing.SourceSnapshot })
+	if !s.LastSuccess.IsZero() {
+		t := s.LastSuccess
+		if live {
+			lastSuccess = &t
+		} else {
+			snapshotDate = &t
+		}
+	}
+	if !s.LastAttempt.IsZero() && (live || s.ConsecutiveFailures > 0) {
+		t := s.LastAttempt
+		lastAttempt, status = &t, "ok"
+		if s.ConsecutiveFailures > 0 {
+			status = "failed"
+		}
+	}
+	return lastSuccess, snapshotDate, lastAttempt, status
+}
+
+// fmtAttempt is a table's LAST ATTEMPT cell: "2026-11-30T10:00:00Z failed", or "never".
+func fmtAttempt(r providerRow) string {
+	if r.LastAttempt == nil {
+		return "never"
+	}
+	return fmtOptTime(r.LastAttempt, "") + " " + r.LastAttemptStatus
+}
+
 func writeProviders(s *IOStreams, rows []providerRow) error {
 	switch s.Format {
 	case "json":
@@ -112,11 +158,13 @@ func writeProviders(s *IOStreams, rows []providerRow) error {
 	case "csv":
 		recs := make([][]string, len(rows))
 		for i, r := range rows {
-			recs[i] = []string{r.Name, fmt.Sprint(r.Adapter), fmt.Sprint(r.Enabled), fmtOptTime(r.LastSuccess, ""), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, " "), r.LastError, fmt.Sprint(r.ConsecutiveFailures)}
+			recs[i] = []string{r.Name, fmt.Sprint(r.Adapter), fmt.Sprint(r.Enabled), fmtOptTime(r.LastSuccess, ""), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, " "), r.LastError, fmt.Sprint(r.ConsecutiveFailures),
+				fmtOptTime(r.LastAttempt, ""), r.LastAttemptStatus, fmtOptTime(r.SnapshotDate, "")}
 		}
-		return writeCSV(s.Out, []string{"name", "adapter", "enabled", "last_success", "age", "offers", "sources", "last_error", "consecutive_failures"}, recs)
+		return writeCSV(s.Out, []string{"name", "adapter", "enabled", "last_success", "age", "offers", "sources", "last_error", "consecutive_failures",
+			"last_attempt", "last_attempt_status", "snapshot_date"}, recs)
 	}
-	t := &table{headers: []string{"PROVIDER", "ENABLED", "LAST SUCCESS", "AGE", "OFFERS", "SOURCE", "FAILURES", "LAST ERROR"}}
+	t := &table{headers: []string{"PROVIDER", "ENABLED", "LAST SUCCESS", "LAST ATTEMPT", "AGE", "OFFERS", "SOURCE", "FAILURES", "LAST ERROR"}}
 	for _, r := range rows {
 		enabled := "-"
 		if r.Adapter {
@@ -125,7 +173,7 @@ func writeProviders(s *IOStreams, rows []providerRow) error {
 				enabled = "yes"
 			}
 		}
-		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), oneLine(r.LastError))
+		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), fmtAttempt(r), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), oneLine(r.LastError))
 	}
 	return t.write(s.Out, s.TTY)
 }

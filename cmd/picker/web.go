@@ -56,7 +56,8 @@ func (b webBackend) Providers(ctx context.Context) ([]web.Provider, error) {
 	out := make([]web.Provider, len(rows))
 	for i, r := range rows {
 		out[i] = web.Provider{Name: r.Name, Description: r.Description, Adapter: r.Adapter, Enabled: r.Enabled, Schedule: r.Schedule,
-			LastSuccess: r.LastSuccess, NewestObserved: r.newestObserved, Offers: r.Offers, Sources: r.Sources,
+			LastSuccess: r.LastSuccess, SnapshotDate: r.SnapshotDate, LastAttempt: r.LastAttempt, LastAttemptStatus: r.LastAttemptStatus,
+			NewestObserved: r.newestObserved, Offers: r.Offers, Sources: r.Sources,
 			LastError: r.LastError, ConsecutiveFailures: r.ConsecutiveFailures}
 	}
 	return out, nil

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ import (
 	"github.com/pickergpu/picker/web/browsertest"
 )
 
-var updateScreenshot = flag.Bool("update-screenshot", false, "copy the Ask page's screenshot to docs/web-ask.png (the README's)")
+var updateScreenshot = flag.Bool("update-screenshot", false, "copy the Ask page's screenshots to docs/web-ask.png and docs/web-ask-narrow.png (the README's)")
 
 // runAt runs the CLI with the clock at now and returns its exit code and stdout.
 func runAt(t *testing.T, now time.Time, args ...string) (int, string) {
@@ -38,6 +39,22 @@ func runAt(t *testing.T, now time.Time, args ...string) (int, string) {
 		t.Fatalf("picker %v: exit %d: %s", args, code, errb.String())
 	}
 	return code, out.String()
+}
+
+// docScreenshot copies the screenshot at shot to docs/name, the README's, when the
+// test runs with -update-screenshot.
+func docScreenshot(t *testing.T, shot, name string) {
+	t.Helper()
+	if !*updateScreenshot {
+		return
+	}
+	data, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("..", "..", "docs", name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestWebEndToEnd opens the pages of a running `picker daemon` (temporary database,
@@ -110,16 +127,7 @@ func TestWebEndToEnd(t *testing.T) {
 		// The README's screenshot: a question the lab box (on demand only) does not
 		// answer, so it shows the embedded snapshot's offers.
 		br.Do(t, chromedp.Navigate(base+"/?model=llama-2-7b&task=lora&batch=4&purchase=spot"), chromedp.WaitVisible(chromedp.ID("top-offers")))
-		shot := br.Screenshot(t, "ask-spot")
-		if *updateScreenshot {
-			data, err := os.ReadFile(shot)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join("..", "..", "docs", "web-ask.png"), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		docScreenshot(t, br.Screenshot(t, "ask-spot"), "web-ask.png")
 		br.CheckConsole(t, "ask (spot)")
 	})
 
@@ -163,8 +171,39 @@ func TestWebEndToEnd(t *testing.T) {
 		if over := browsertest.Eval[int](t, br, `(t => t.scrollWidth - t.parentElement.clientWidth)(document.getElementById('providers-table'))`); over > 0 {
 			t.Errorf("the providers table overflows its box by %d px at 1280 px", over)
 		}
+		// static was refreshed live; aws never was, whatever run the seed recorded.
+		cells := browsertest.Eval[[]string](t, br, `['static', 'aws'].map(p => document.querySelector('tr[data-provider="' + p + '"] td.last-success').textContent)`)
+		if strings.HasPrefix(cells[0], "never") || cells[1] != "neverprices from the snapshot, dated 2026-07-20" {
+			t.Errorf("last live refresh: static %q, aws %q; want static's refresh, aws never with its snapshot's date", cells[0], cells[1])
+		}
 		br.Screenshot(t, "providers")
 		br.CheckConsole(t, "providers")
+	})
+
+	// At a phone's width every page fits the window (wide tables scroll in their box),
+	// and a question opens at its answer. The README's narrow screenshot is that view.
+	t.Run("narrow", func(t *testing.T) {
+		br.Viewport(t, 400, 860)
+		defer br.Viewport(t, 1280, 900)
+		for _, path := range []string{"/", "/offers?gpu-model=H100", "/history?gpu-model=H100", "/history?provider=static&instance-type=box&region=lab&zone=", "/providers", "/nope"} {
+			br.Do(t, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+			if over := browsertest.Eval[int](t, br, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
+				t.Errorf("%s is %d px wider than a 400 px window", path, over)
+			}
+		}
+		br.Console() // the 404 page's own status
+		br.Do(t, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("ask")),
+			chromedp.SetValue(chromedp.ID("f-model"), "llama-2-7b"), chromedp.SetValue(chromedp.ID("f-task"), "lora"),
+			chromedp.SetValue(chromedp.ID("f-batch"), "4"), chromedp.Click(chromedp.ID("ask-submit")),
+			chromedp.WaitVisible(chromedp.ID("top-offers")))
+		if over := browsertest.Eval[int](t, br, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
+			t.Errorf("the answer is %d px wider than a 400 px window", over)
+		}
+		if top := browsertest.Eval[float64](t, br, "document.getElementById('result').getBoundingClientRect().top"); top < -1 || top > 100 {
+			t.Errorf("the answer starts %v px from the window's top, want at the top", top)
+		}
+		docScreenshot(t, br.WindowScreenshot(t, "ask-narrow"), "web-ask-narrow.png")
+		br.CheckConsole(t, "narrow pages")
 	})
 }
 
@@ -274,5 +313,53 @@ func TestGuardLetsLinksToPagesIn(t *testing.T) {
 		if resp.StatusCode != tt.status {
 			t.Errorf("cross-site %s %s of %s: %d, want %d", tt.mode, tt.dest, tt.path, resp.StatusCode, tt.status)
 		}
+	}
+}
+
+// TestWebGradCkptOffIsTheCLIs: the Ask form turns off what a framework turns on. hf
+// QLoRA checkpoints activations by default; `--grad-ckpt=false` turns it off, and the
+// page, asked the same, needs what `picker recommend` needs (issue 26: the form
+// dropped grad-ckpt=false and answered 7.3 GiB where the CLI said 18.3), shows the
+// choice in its select and the command line with --grad-ckpt=false.
+func TestWebGradCkptOffIsTheCLIs(t *testing.T) {
+	a, srv := newTestAPI(t)
+	need := func(args ...string) float64 {
+		t.Helper()
+		r := runCLI(t, a.st.Path(), false, append(append([]string{"recommend"}, args...), "-o", "json")...)
+		var out struct {
+			Estimate struct {
+				DeviceTotalGiB float64 `json:"device_total_gib"`
+			}
+		}
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil {
+			t.Fatalf("picker recommend %v: exit %d %s", args, r.code, r.stderr)
+		}
+		return out.Estimate.DeviceTotalGiB
+	}
+	for _, tc := range []struct {
+		query string
+		args  []string
+	}{
+		{"model=llama-2-7b&task=qlora&grad-ckpt=false", []string{"--model", "llama-2-7b", "--task", "qlora", "--grad-ckpt=false"}},
+		{"model=llama-2-7b&task=qlora", []string{"--model", "llama-2-7b", "--task", "qlora"}},
+		{"model=llama-2-7b&task=qlora&framework=torchtune&double-quant=false", []string{"--model", "llama-2-7b", "--task", "qlora", "--framework", "torchtune", "--double-quant=false"}},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			code, body := get(t, srv.URL+"/?"+tc.query)
+			m := regexp.MustCompile(`id="need">.*?data-gib="([^"]+)"`).FindSubmatch(body)
+			if code != http.StatusOK || m == nil {
+				t.Fatalf("page: %d, no need shown", code)
+			}
+			page, _ := strconv.ParseFloat(string(m[1]), 64)
+			if cli := need(tc.args...); page != cli {
+				t.Errorf("the page needs %v GiB per GPU, picker recommend %s %v", page, strings.Join(tc.args, " "), cli)
+			}
+			if want := "picker recommend " + strings.Join(tc.args, " "); !strings.Contains(string(body), `<code id="cmdline">`+want+`</code>`) {
+				t.Errorf("the page's command line is not %q", want)
+			}
+		})
+	}
+	if off, on := need("--model", "llama-2-7b", "--task", "qlora", "--grad-ckpt=false"), need("--model", "llama-2-7b", "--task", "qlora"); off <= on {
+		t.Errorf("QLoRA needs %v GiB with checkpointing off, %v with the default on: the test asks nothing", off, on)
 	}
 }

@@ -28,7 +28,7 @@
       var series = [{}];
       var data = [d.x];
       d.series.forEach(function (s, i) {
-        series.push({
+        var opts = {
           label: s.label,
           stroke: colors[i % colors.length],
           width: 2,
@@ -36,10 +36,16 @@
           paths: uPlot.paths.stepped({ align: 1 }),
           points: { show: true, size: 7 },
           value: function (u, v) { return money(v); }
-        });
+        };
+        // A GPU model's chart has a line per provider, more than the palette: the
+        // second round of colours is dashed, the third dotted.
+        var round = Math.floor(i / colors.length) % 3;
+        if (round > 0) opts.dash = round === 1 ? [8, 4] : [2, 3];
+        series.push(opts);
         data.push(s.values);
       });
-      var width = Math.max(320, el.clientWidth || 800);
+      // As wide as its box, which a narrow window narrows (never wider than the page).
+      var width = Math.max(200, el.clientWidth || 800);
       var u = new uPlot({
         width: width,
         height: 320,
@@ -54,7 +60,7 @@
       el.setAttribute('data-drawn', String(drawn));
       window.pickerCharts.push(u);
       window.addEventListener('resize', function () {
-        u.setSize({ width: Math.max(320, el.clientWidth), height: 320 });
+        u.setSize({ width: Math.max(200, el.clientWidth), height: 320 });
       });
     });
   }

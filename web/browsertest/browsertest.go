@@ -152,13 +152,19 @@ func (b *Browser) listen(ev any) {
 // check, naming the page.
 func (b *Browser) CheckConsole(t *testing.T, page string) {
 	t.Helper()
-	b.mu.Lock()
-	msgs := b.messages
-	b.messages = nil
-	b.mu.Unlock()
-	for _, m := range msgs {
+	for _, m := range b.Console() {
 		t.Errorf("%s: %s", page, m)
 	}
+}
+
+// Console returns the console errors, warnings and exceptions since the last check and
+// forgets them, for a test that expects some (a 404 page logs its own status).
+func (b *Browser) Console() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	msgs := b.messages
+	b.messages = nil
+	return msgs
 }
 
 // Do runs actions with a bound, so a page that never answers fails the test instead of
@@ -188,9 +194,15 @@ func Eval[T any](t *testing.T, b *Browser, expr string) T {
 // test's temp dir, or $PICKER_SCREENSHOT_DIR to keep them) and returns its path.
 func (b *Browser) Screenshot(t *testing.T, name string) string {
 	t.Helper()
+	return b.save(t, name, chromedp.FullScreenshot(100))
+}
+
+// save runs a screenshot action and writes its PNG as name.png in the screenshot folder.
+func (b *Browser) save(t *testing.T, name string, shot chromedp.Action[[]byte]) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -200,6 +212,13 @@ func (b *Browser) Screenshot(t *testing.T, name string) string {
 	}
 	t.Logf("screenshot %s", path)
 	return path
+}
+
+// WindowScreenshot is Screenshot of what the window shows, not the whole page: what a
+// person on a phone sees first, at the current scroll position.
+func (b *Browser) WindowScreenshot(t *testing.T, name string) string {
+	t.Helper()
+	return b.save(t, name, chromedp.CaptureScreenshot())
 }
 
 // Download clicks the link sel and returns the file the browser saved.
@@ -250,4 +269,12 @@ func (b *Browser) Download(t *testing.T, sel string) []byte {
 		t.Fatal(errors.New("download did not complete in 30 s"))
 	}
 	return nil
+}
+
+// Viewport sets the page's viewport to width × height CSS pixels (device scale 1, no
+// mobile emulation), as a browser window of that size would have it, so a test can
+// check a layout at a phone's width and a desktop's. It lasts until the next call.
+func (b *Browser) Viewport(t *testing.T, width, height int64) {
+	t.Helper()
+	b.Do(t, chromedp.EmulateViewport(width, height))
 }
