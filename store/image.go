@@ -366,7 +366,8 @@ func imageMatcher(d *imageData, q Query) (func(*imageRow) bool, error) {
 			q.MaxGPUs > 0 && !(sh.count <= q.MaxGPUs),
 			q.ExcludeFractional && !(sh.count >= 1),
 			q.MinVRAMGiB > 0 && (!(perDevice >= q.MinVRAMGiB) || o.MemPerDeviceGiB() < q.MinVRAMGiB),
-			q.MinTotalVRAMGiB > 0 && (!(sh.count*sh.mem >= q.MinTotalVRAMGiB) || o.TotalGPUMemGiB() < q.MinTotalVRAMGiB):
+			q.MinTotalVRAMGiB > 0 && (!(sh.count*sh.mem >= q.MinTotalVRAMGiB) || o.TotalGPUMemGiB() < q.MinTotalVRAMGiB),
+			!q.classOK(d.table[sh.gpu], sh.count, sh.mem):
 			continue
 		}
 		shapeOK[i] = true

@@ -70,6 +70,12 @@ func TestImageMatchesTables(t *testing.T) {
 		if r.IntN(4) == 0 {
 			q.MinTotalVRAMGiB = float64(40 * (1 + r.IntN(8)))
 		}
+		if r.IntN(4) == 0 {
+			q.MinVRAMGB = float64(8 * (1 + r.IntN(12)))
+		}
+		if r.IntN(6) == 0 {
+			q.MinTotalVRAMGB = float64(40 * (1 + r.IntN(16)))
+		}
 		if r.IntN(3) == 0 {
 			q.MaxPriceUSDHr = float64(1 + r.IntN(40))
 		}

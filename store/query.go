@@ -22,8 +22,12 @@ type Query struct {
 	// MinVRAMGiB is per GPU; a fractional slice has count x memory of its GPU.
 	MinVRAMGiB      float64
 	MinTotalVRAMGiB float64
-	MaxPriceUSDHr   float64 // per instance-hour
-	MaxGPUs         float64
+	// MinVRAMGB and MinTotalVRAMGB are the same floors on the datasheet class in GB
+	// (memclass.go: an H100 is 80 GB, 79.19 GiB usable).
+	MinVRAMGB      float64
+	MinTotalVRAMGB float64
+	MaxPriceUSDHr  float64 // per instance-hour
+	MaxGPUs        float64
 	// ExcludeFractional drops vGPU slices (gpu_count < 1).
 	ExcludeFractional bool
 	Sort              Sort // "" = SortPrice; see SortKeys
@@ -259,6 +263,9 @@ func offerWhere(q Query) ([]string, []any, error) {
 	cond(q.MinVRAMGiB > 0, "(CASE WHEN gpu_count < 1 THEN gpu_count * gpu_mem_gib ELSE gpu_mem_gib END) >= ? AND "+
 		"(CASE WHEN gpu_count < 1 THEN gpu_count * "+u+" ELSE "+u+" END) >= ?", q.MinVRAMGiB, q.MinVRAMGiB)
 	cond(q.MinTotalVRAMGiB > 0, "gpu_count * gpu_mem_gib >= ? AND gpu_count * "+u+" >= ?", q.MinTotalVRAMGiB, q.MinTotalVRAMGiB)
+	c := classSQL()
+	cond(q.MinVRAMGB > 0, "(CASE WHEN gpu_count < 1 THEN gpu_count * "+c+" ELSE "+c+" END) >= ?", q.MinVRAMGB)
+	cond(q.MinTotalVRAMGB > 0, "gpu_count * "+c+" >= ?", q.MinTotalVRAMGB)
 	cond(q.MaxPriceUSDHr > 0, "price <= ?", q.MaxPriceUSDHr)
 	cond(q.MaxGPUs > 0, "gpu_count <= ?", q.MaxGPUs)
 	if q.ExcludeFractional {

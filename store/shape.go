@@ -355,7 +355,7 @@ func (s *Store) scanShapeOffers(ctx context.Context, db queryer, q Query, query 
 		// As queryOffers: the usable memory, and the VRAM filters applied to it. Both
 		// are functions of the shape, so a shape passes or fails as a whole.
 		*o = o.WithUsableMemory()
-		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
+		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) || !q.classOKOffer(o) {
 			continue
 		}
 		out = append(out, so)
@@ -399,7 +399,7 @@ func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[s
 		}
 		// The VRAM filters on the usable memory, as queryOffers applies them.
 		o = o.WithUsableMemory()
-		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) {
+		if (q.MinVRAMGiB > 0 && o.MemPerDeviceGiB() < q.MinVRAMGiB) || (q.MinTotalVRAMGiB > 0 && o.TotalGPUMemGiB() < q.MinTotalVRAMGiB) || !q.classOKOffer(&o) {
 			continue
 		}
 		if n > 0 { // a model with no matching offer is absent, as from the image

@@ -342,6 +342,13 @@ func TestOffersFilters(t *testing.T) {
 		{"price per gib", Query{Sort: SortPricePerGiB, Providers: []string{"aws"}}, []string{
 			"aws/us-east-1/g6.xlarge/on-demand", "aws/us-west-2/g6.xlarge/on-demand", "aws/us-east-1/g6f.large/on-demand", "aws/us-east-1/p5.48xlarge/on-demand"}},
 		{"nothing", Query{GPUModels: []string{"B200"}}, nil},
+		// Issue 26: an H100 is an 80 GB part with 79.19 GiB usable.
+		{"min vram 80 GiB: no H100", Query{GPUModels: []string{"H100"}, MinVRAMGiB: 80}, nil},
+		{"min vram 80 GB: the H100 class", Query{GPUModels: []string{"H100"}, MinVRAMGB: 80, Purchase: pricing.OnDemand}, []string{
+			"runpod/US/1x_H100/on-demand", "runpod/US/2x_H100/on-demand", "aws/us-east-1/p5.48xlarge/on-demand"}},
+		{"min vram GB: a slice has its share of the class", Query{GPUModels: []string{"L4"}, MinVRAMGB: 24}, []string{
+			"aws/us-east-1/g6.xlarge/on-demand", "aws/us-west-2/g6.xlarge/on-demand"}},
+		{"min total vram GB", Query{MinTotalVRAMGB: 640, Limit: 1}, []string{"aws/us-east-1/p5.48xlarge/on-demand"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,8 +33,10 @@ func (f *offerFilters) params(purchaseDefault string, withVRAM bool) []param {
 	}
 	if withVRAM {
 		ps = append(ps,
-			param{name: "min-vram", kind: kindFloat, usage: "least GPU memory per GPU, GiB", set: nonNegative("min-vram", &f.q.MinVRAMGiB)},
-			param{name: "min-total-vram", kind: kindFloat, usage: "least GPU memory of the whole instance, GiB", set: nonNegative("min-total-vram", &f.q.MinTotalVRAMGiB)},
+			param{name: "min-vram", typ: "memory", usage: "least GPU memory per GPU: usable GiB (80, 79.5GiB: what torch.cuda reports) or the datasheet class in GB (80GB: an H100, 79.2 GiB usable)",
+				set: memoryFloor("min-vram", &f.q.MinVRAMGiB, &f.q.MinVRAMGB)},
+			param{name: "min-total-vram", typ: "memory", usage: "least GPU memory of the whole instance: usable GiB, or the datasheet class in GB (640GB: eight 80 GB GPUs)",
+				set: memoryFloor("min-total-vram", &f.q.MinTotalVRAMGiB, &f.q.MinTotalVRAMGB)},
 			param{name: "sort", usage: "price, price-per-gpu or price-per-gib", def: "price", set: f.setSort},
 		)
 	}
@@ -132,6 +134,9 @@ type OffersOptions struct {
 	// Store opens the store on first use (lazily, so a bad flag never opens a database).
 	Store func(context.Context) (offerStore, error)
 	IO    *IOStreams // where offersRun prints
+	// Hint, set by the run function on an empty answer, says why when the GB/GiB
+	// difference does (memoryUnitsHint).
+	Hint string
 }
 
 func (o *OffersOptions) params() []param {
@@ -157,6 +162,9 @@ func RunOffers(ctx context.Context, o *OffersOptions) ([]pricing.Offer, error) {
 	if offers == nil && err == nil {
 		offers = []pricing.Offer{}
 	}
+	if err == nil {
+		o.Hint = memoryUnitsHint(ctx, st, q, len(offers))
+	}
 	return offers, err
 }
 
@@ -170,6 +178,7 @@ func offersRun(ctx context.Context, o *OffersOptions) error {
 	if err != nil {
 		return err
 	}
+	defer o.writeHint()
 	return writeOffers(o.IO, offers)
 }
 
