@@ -24,7 +24,14 @@ func TestFlagHelpShowsTypes(t *testing.T) {
 				t.Errorf("%s --help lacks %q", cmd, want)
 			}
 		}
-		if m := regexp.MustCompile(`--(batch|grad-accum|seq-len|lora-r|gpus|images|lora-dropout|nodes|resolution) string`).FindString(r.stdout); m != "" {
+		if cmd == "recommend" {
+			for _, want := range []string{"--tokens float", "--setup duration", "--deadline duration"} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("recommend --help lacks %q", want)
+				}
+			}
+		}
+		if m := regexp.MustCompile(`--(batch|grad-accum|seq-len|lora-r|gpus|images|lora-dropout|nodes|resolution|tokens|setup|deadline) string`).FindString(r.stdout); m != "" {
 			t.Errorf("%s --help shows %q", cmd, m)
 		}
 		if !strings.Contains(r.stdout, "(default 1)") || strings.Contains(r.stdout, `(default "1")`) {

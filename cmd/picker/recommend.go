@@ -70,7 +70,7 @@ func (o *RecommendOptions) params() []param {
 			set: func(v string) (err error) { o.MaxGPUs, err = parseInt("max-gpus", 0)(v); return }},
 		param{name: "rank", usage: "job (the cost of the work: the job's dollars with --tokens/--requests/--image-count, else per million tokens or per image) or hourly (the price per hour)", def: string(recommend.RankJob),
 			set: func(v string) (err error) { o.Rank, err = recommend.ParseRank(v); return }},
-		param{name: "tokens", usage: "training or generated tokens of the whole job (e.g. 2e9): rank by and show the job's hours and dollars", set: o.setTokens},
+		param{name: "tokens", typ: "float", usage: "training or generated tokens of the whole job (e.g. 2e9): rank by and show the job's hours and dollars", set: o.setTokens},
 		param{name: "image-count", kind: kindFloat, usage: "image generation: images in the whole job (--images is per batch): rank by the job's dollars", set: nonNegative("image-count", &o.Images)},
 		param{name: "steps", kind: kindInt, usage: "image generation: denoising steps per image (default: the pipeline's)",
 			set: func(v string) (err error) { o.Steps, err = parseInt("steps", 1)(v); return }},
@@ -94,8 +94,8 @@ func (o *RecommendOptions) params() []param {
 				o.Engine = v
 				return nil
 			}},
-		param{name: "setup", usage: "start-up overhead billed before the job, e.g. 10m (default: 5 min + model download at 1 Gbit/s)", set: o.setSetup},
-		param{name: "deadline", usage: "only offers that finish (setup + run) within this, e.g. 6h", set: o.setDeadline},
+		param{name: "setup", typ: "duration", usage: "start-up overhead billed before the job, e.g. 10m (default: 5 min + model download at 1 Gbit/s)", set: o.setSetup},
+		param{name: "deadline", typ: "duration", usage: "only offers that finish (setup + run) within this, e.g. 6h", set: o.setDeadline},
 	)
 }
 
