@@ -188,7 +188,10 @@ func SortOffers(offers []pricing.Offer, s Sort, desc bool) error {
 // holds. It is the whole state of paging (keyset pagination): the server keeps nothing
 // between pages, a page is a seek, and a cursor stays meaningful while offers change
 // (the next page starts after that key, wherever the offers now are). It is opaque to
-// clients: base64url of a JSON array, the format version first.
+// clients: base64url of a JSON array, the format version first, then the order's index in
+// sortKeys. A key that the identity already spells (provider, region, instance,
+// purchase, price) is left out, so a cursor stays well within the API's 256 bytes a
+// value for names as long as any provider's.
 type cursor struct {
 	sort Sort
 	desc bool
@@ -198,13 +201,22 @@ type cursor struct {
 
 const cursorVersion = 1
 
+// identity is the part of o a cursor holds.
+func identity(o *pricing.Offer) pricing.Offer {
+	return pricing.Offer{Provider: o.Provider, Region: o.Region, Zone: o.Zone, InstanceType: o.InstanceType, Purchase: o.Purchase, PriceUSDHr: o.PriceUSDHr}
+}
+
 func (k *SortKey) encodeCursor(o *pricing.Offer, desc bool) string {
-	kv := k.keyOf(o)
-	var key any = kv.n
-	if k.Text {
+	kv, id := k.keyOf(o), identity(o)
+	var key any
+	switch {
+	case k.Text && k.text(&id) != kv.s:
 		key = kv.s
+	case !k.Text && k.num(&id) != kv.n:
+		key = kv.n
 	}
-	b, _ := json.Marshal([]any{cursorVersion, k.Name, desc, key, o.PriceUSDHr, o.Provider, o.Region, o.Zone, o.InstanceType, o.Purchase})
+	b, _ := json.Marshal([]any{cursorVersion, slices.IndexFunc(sortKeys, func(sk SortKey) bool { return sk.Name == k.Name }), desc, key,
+		o.PriceUSDHr, o.Provider, o.Region, o.Zone, o.InstanceType, o.Purchase})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -222,34 +234,39 @@ func (k *SortKey) decodeCursor(s string, desc bool) (*cursor, error) {
 	if json.Unmarshal(b, &f) != nil || len(f) != 10 {
 		return nil, bad("not a cursor")
 	}
-	var version int
-	var c cursor
+	var version, order int
+	c := &cursor{}
 	var purchase string
-	strs := []*string{&c.o.Provider, &c.o.Region, &c.o.Zone, &c.o.InstanceType, &purchase}
-	if json.Unmarshal(f[0], &version) != nil || version != cursorVersion || json.Unmarshal(f[1], &c.sort) != nil ||
-		json.Unmarshal(f[2], &c.desc) != nil || json.Unmarshal(f[4], &c.o.PriceUSDHr) != nil {
-		return nil, bad("not a cursor")
-	}
-	for i, dst := range strs {
-		if json.Unmarshal(f[5+i], dst) != nil {
+	dsts := []any{&version, &order, &c.desc, nil, &c.o.PriceUSDHr, &c.o.Provider, &c.o.Region, &c.o.Zone, &c.o.InstanceType, &purchase}
+	for i, dst := range dsts {
+		if dst != nil && json.Unmarshal(f[i], dst) != nil {
 			return nil, bad("not a cursor")
 		}
 	}
+	if version != cursorVersion || order < 0 || order >= len(sortKeys) {
+		return nil, bad("not a cursor")
+	}
+	c.sort = sortKeys[order].Name
+	if c.sort != k.Name || c.desc != desc {
+		dir := map[bool]string{false: "asc", true: "desc"}
+		return nil, bad("a cursor of sort " + string(c.sort) + " " + dir[c.desc] + ", not " + string(k.Name) + " " + dir[desc])
+	}
 	c.o.Purchase = pricing.Purchase(purchase)
-	if k.Text {
+	switch {
+	case string(f[3]) == "null" && k.Text:
+		c.at.s = k.text(&c.o)
+	case string(f[3]) == "null":
+		c.at.n = k.num(&c.o)
+	case k.Text:
 		err = json.Unmarshal(f[3], &c.at.s)
-	} else {
+	default:
 		err = json.Unmarshal(f[3], &c.at.n)
 	}
 	if err != nil {
 		return nil, bad("not a cursor")
 	}
-	if c.sort != k.Name || c.desc != desc {
-		dir := map[bool]string{false: "asc", true: "desc"}
-		return nil, bad("a cursor of sort " + string(c.sort) + " " + dir[c.desc] + ", not " + string(k.Name) + " " + dir[desc])
-	}
 	c.at.o = &c.o
-	return &c, nil
+	return c, nil
 }
 
 // after returns the index of the first offer of sorted (ordered by k, desc) past c.
@@ -280,16 +297,16 @@ func (k *SortKey) sqlOrder(desc bool) string {
 	return " ORDER BY " + e + ", price, provider, region, zone, instance_type, purchase"
 }
 
-// maxSearchWords bounds a search: each word is five LIKE tests per offer.
-const maxSearchWords = 8
+// MaxSearchWords bounds a search: each word is five LIKE tests per offer.
+const MaxSearchWords = 8
 
 // SearchWords splits a search into its words (lower case): an offer matches when each
 // word is part of its provider, instance type, GPU model, region or zone. More than
-// maxSearchWords words is an Invalid error naming the parameter "search".
+// MaxSearchWords words is an Invalid error naming the parameter "search".
 func SearchWords(s string) ([]string, error) {
 	words := strings.Fields(strings.ToLower(s))
-	if len(words) > maxSearchWords {
-		return nil, pricing.ParamErrorf(pricing.Invalid, "search", "search %q: %d words, want at most %d", s, len(words), maxSearchWords)
+	if len(words) > MaxSearchWords {
+		return nil, pricing.ParamErrorf(pricing.Invalid, "search", "search %q: %d words, want at most %d", s, len(words), MaxSearchWords)
 	}
 	return words, nil
 }

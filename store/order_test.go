@@ -220,6 +220,24 @@ func TestSortKeysAndCursors(t *testing.T) {
 			t.Errorf("%+v: %v; want an invalid after", q, err)
 		}
 	}
+	// A cursor fits the API's 256 bytes a value for names as long as the embedded
+	// snapshot's longest (provider, region, zone, instance type, GPU model, source), in
+	// every order, and reads back as the position it was made at.
+	long := pricing.Offer{Provider: "digitalocean", Region: "northamerica-northeast1", Zone: "northamerica-northeast1-c",
+		InstanceType: "Standard_ND96isr_MI300X_v5-extended", GPUModel: "A100-80GB-PCIE", GPUCount: 0.125, GPUMemGiB: 79.14, VCPUs: 223.5,
+		RAMGiB: 1843.25, Purchase: pricing.OnDemand, PriceUSDHr: 123.456789012345, Source: pricing.SourceSnapshot, ObservedAt: t0}
+	for _, k := range SortKeys() {
+		for _, desc := range []bool{false, true} {
+			c := k.encodeCursor(&long, desc)
+			if len(c) > 256 {
+				t.Errorf("sort %s: a cursor of %d bytes", k.Name, len(c))
+			}
+			back, err := k.decodeCursor(c, desc)
+			if err != nil || k.compare(k.keyOf(&long), back.at, desc) != 0 {
+				t.Errorf("sort %s: cursor %s read back as %+v, %v", k.Name, c, back, err)
+			}
+		}
+	}
 	// Past the last offer: an empty last page.
 	p, _ = s.OffersPage(ctx, Query{Limit: 3})
 	last, _ := s.OffersPage(ctx, Query{Limit: 2, After: (&sortKeys[slices.IndexFunc(sortKeys, func(k SortKey) bool { return k.Name == SortPrice })]).encodeCursor(&p.Offers[2], false)})

@@ -98,6 +98,11 @@ func (b *testBackend) query(p url.Values, purchaseDefault string) (store.Query, 
 		}
 		q.Purchase = pu
 	}
+	sorted, err := store.ParseSort(p.Get("sort"))
+	if err != nil {
+		return q, err
+	}
+	q.Sort, q.Desc, q.Search = sorted, p.Get("dir") == "desc", p.Get("search")
 	for name, dst := range map[string]*float64{"min-vram": &q.MinVRAMGiB, "max-price": &q.MaxPriceUSDHr, "max-gpus": &q.MaxGPUs} {
 		if v := p.Get(name); v != "" {
 			f, err := strconv.ParseFloat(v, 64)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -11,12 +10,14 @@ import (
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/store"
 )
 
-// compareFilters are the Compare page's filters. All but gpus are `picker offers`
-// (and `picker export`) flags and go to the backend unchanged; gpus (an exact GPU
+// compareFilters are the Compare page's filter form. All but gpus are `picker offers`
+// (and `picker export`) flags, under the names backendParams maps; gpus (an exact GPU
 // count) is applied here.
 var compareFilters = []field{
+	{Name: "q", Label: "Search", Kind: "text", Help: "provider, instance, GPU, region"},
 	{Name: "provider", Label: "Provider", Kind: "text", List: "providers", Help: "comma list"},
 	{Name: "region", Label: "Region", Kind: "text", Help: "comma list"},
 	{Name: "gpu-model", Label: "GPU model", Kind: "text", List: "gpu-models", Help: "comma list"},
@@ -26,99 +27,126 @@ var compareFilters = []field{
 	{Name: "max-price", Label: "Max $/h", Kind: "number", Step: "any"},
 }
 
-// backendFilters are the filters the backend applies (offers flags).
-var backendFilters = []string{"provider", "region", "gpu-model", "min-vram", "purchase", "max-price"}
+// backendParams maps the page's parameters to the offers flags the backend binds: the
+// search box is q in the page's URL (what a search box is called) and --search on the
+// command line (-q is --quiet there); sort and dir are the flags' own names.
+var backendParams = [][2]string{
+	{"q", "search"}, {"provider", "provider"}, {"region", "region"}, {"gpu-model", "gpu-model"},
+	{"min-vram", "min-vram"}, {"purchase", "purchase"}, {"max-price", "max-price"}, {"sort", "sort"}, {"dir", "dir"},
+}
 
-// column is a sortable column of the offers table, sorted by a number (num) or a text
-// (text) computed once per offer.
+// column is a heading of the offers table. Sort names its order in the one list of sort
+// keys (store.SortKeys) that `picker offers --sort` takes too; the interconnect has none
+// (it is not a fact the store holds).
 type column struct {
-	Key, Label string
-	Num        bool
-	num        func(o *pricing.Offer) float64
-	text       func(o *pricing.Offer) string
+	Sort         store.Sort
+	Label, Month string // Month: the heading when prices are shown per month
+	Num          bool
 }
 
 var columns = []column{
-	{Key: "provider", Label: "Provider", text: func(o *pricing.Offer) string { return o.Provider }},
-	{Key: "region", Label: "Region", text: func(o *pricing.Offer) string { return o.Region + "\x00" + o.Zone }},
-	{Key: "instance", Label: "Instance", text: func(o *pricing.Offer) string { return o.InstanceType }},
-	{Key: "gpu", Label: "GPU", text: func(o *pricing.Offer) string { return o.GPUModel }},
-	{Key: "gpus", Label: "GPUs", Num: true, num: func(o *pricing.Offer) float64 { return o.GPUCount }},
-	{Key: "usable", Label: "Usable GiB/GPU", Num: true, num: (*pricing.Offer).MemPerDeviceGiB},
-	{Key: "total", Label: "Total GiB", Num: true, num: (*pricing.Offer).TotalGPUMemGiB},
-	{Key: "purchase", Label: "Purchase", text: func(o *pricing.Offer) string { return string(o.Purchase) }},
-	{Key: "price", Label: "$/h", Num: true, num: func(o *pricing.Offer) float64 { return o.PriceUSDHr }},
-	{Key: "per-gpu", Label: "$/GPU-h", Num: true, num: (*pricing.Offer).PricePerGPU},
-	{Key: "per-gib", Label: "$/GiB-h", Num: true, num: (*pricing.Offer).PricePerGiB},
-	// Age ascending is newest first.
-	{Key: "age", Label: "Age", Num: true, num: func(o *pricing.Offer) float64 { return -float64(o.ObservedAt.Unix()) }},
-	{Key: "source", Label: "Source", text: func(o *pricing.Offer) string { return o.Source }},
+	{Sort: store.SortProvider, Label: "Provider"},
+	{Sort: store.SortRegion, Label: "Region"},
+	{Sort: store.SortInstance, Label: "Instance"},
+	{Sort: store.SortGPU, Label: "GPU"},
+	{Sort: store.SortGPUs, Label: "GPUs", Num: true},
+	{Sort: store.SortUsable, Label: "Usable GiB/GPU", Num: true},
+	{Sort: store.SortTotal, Label: "Total GiB", Num: true},
+	{Sort: store.SortVCPUs, Label: "vCPU", Num: true},
+	{Sort: store.SortRAM, Label: "RAM GiB", Num: true},
+	{Label: "Interconnect"},
+	{Sort: store.SortPurchase, Label: "Purchase"},
+	{Sort: store.SortPrice, Label: "$/h", Month: "$/mo", Num: true},
+	{Sort: store.SortPricePerGPU, Label: "$/GPU-h", Month: "$/GPU-mo", Num: true},
+	{Sort: store.SortPricePerGiB, Label: "$/GiB-h", Month: "$/GiB-mo", Num: true},
+	{Sort: store.SortAge, Label: "Age", Num: true},
+	{Sort: store.SortSource, Label: "Source"},
 }
 
-// sortOffers orders offers by c, descending when desc; equal keys keep their order
-// (the backend's). Keys are computed once per offer and ties broken by position, so
-// 100k offers sort with a plain (unstable) sort of small structs.
-func sortOffers(offers []*pricing.Offer, c column, desc bool) {
-	type keyed struct {
-		n float64
-		s string
-		i int
-		o *pricing.Offer
-	}
-	ks := make([]keyed, len(offers))
-	for i, o := range offers {
-		ks[i] = keyed{i: i, o: o}
-		if c.num != nil {
-			ks[i].n = c.num(o)
-		} else {
-			ks[i].s = c.text(o)
+// sortParam is a sort key as the page's URLs spell it: the alias where there is one
+// (per-gpu, per-gib: the page's first URLs, still linked from elsewhere), else the name.
+func sortParam(s store.Sort) string {
+	for _, k := range store.SortKeys() {
+		if k.Name == s && k.Alias != "" {
+			return k.Alias
 		}
 	}
-	sign := 1
-	if desc {
-		sign = -1
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if d := cmp.Compare(a.n, b.n) + strings.Compare(a.s, b.s); d != 0 {
-			return sign * d
-		}
-		return a.i - b.i
-	})
-	for i := range ks {
-		offers[i] = ks[i].o
-	}
+	return string(s)
 }
+
+// hoursPerMonth prices a month as the clouds quote one: 730 hours (365 × 24 / 12).
+const hoursPerMonth = 730
 
 // perPageChoices bound a page so that its HTML stays small whatever the catalog size.
 var perPageChoices = []int{25, 50, 100}
 
 const defaultPerPage = 50
 
-// offersView is the offers a Compare request selects: filtered, sorted, and the page
-// of them shown.
+// maxPlacesListed bounds the places a grouped row lists, so a page of 100 rows stays
+// small whatever a cloud's region count; the instance's page lists every one.
+const maxPlacesListed = 6
+
+// offersView is the offers a Compare request selects: filtered and sorted by the
+// backend, the gpus filter applied here, grouped by region unless by-region, and the
+// page of them shown.
 type offersView struct {
-	all     []*pricing.Offer // every matching offer in display order
-	sort    string
-	desc    bool
-	page    int
-	perPage int
-	query   url.Values // the page's own parameters, cleaned
+	all      []*pricing.Offer // every matching offer in display order
+	groups   []offerGroup     // all, folded by region unless byRegion
+	sort     store.Sort       // "" = the backend's default (cheapest first)
+	desc     bool
+	byRegion bool
+	monthly  bool
+	page     int
+	perPage  int
+	query    url.Values // the page's own parameters, cleaned
 }
 
-// selectOffers asks the backend and applies the page's own filter, sort and paging.
-// The backend's order (cheapest first, ties broken the same way on every run) is the
-// default, and sorting is stable, so equal keys keep it.
+// offerGroup is a row of the table: an offer and the places of the offers that differ
+// from it only in place (pricing.RegionGroupKey, the rule `picker recommend` groups by),
+// its own first.
+type offerGroup struct {
+	*pricing.Offer
+	places []string
+}
+
+// groupByRegion folds offers (in display order) into rows; each row stands where its
+// first offer stood.
+func groupByRegion(offers []*pricing.Offer) []offerGroup {
+	var out []offerGroup
+	idx := map[pricing.RegionGroupKey]int{}
+	for _, o := range offers {
+		k := o.RegionGroupKey()
+		if i, ok := idx[k]; ok {
+			out[i].places = append(out[i].places, o.Place())
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, offerGroup{Offer: o, places: []string{o.Place()}})
+	}
+	return out
+}
+
+// parseSwitch reads a page's true/false parameter ("" is false).
+func parseSwitch(q url.Values, name string) (bool, error) {
+	v := q.Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, paramErr(name, "%s %q: want true or false", name, v)
+	}
+	return b, nil
+}
+
+// selectOffers asks the backend, which filters, searches and sorts (the CLI's order,
+// so the page, `picker offers` and the CSV agree), and applies the page's own gpus
+// filter, grouping and paging.
 func (s *server) selectOffers(ctx context.Context, q url.Values) (*offersView, error) {
 	v := &offersView{query: url.Values{}, perPage: defaultPerPage, page: 1}
-	params := url.Values{}
 	for _, f := range compareFilters {
 		if val := strings.TrimSpace(q.Get(f.Name)); val != "" {
 			v.query.Set(f.Name, val)
-		}
-	}
-	for _, name := range backendFilters {
-		if val := v.query.Get(name); val != "" {
-			params.Set(name, val)
 		}
 	}
 	var gpus float64
@@ -130,15 +158,29 @@ func (s *server) selectOffers(ctx context.Context, q url.Values) (*offersView, e
 		gpus = n
 	}
 	if sk := q.Get("sort"); sk != "" {
-		if !slices.ContainsFunc(columns, func(c column) bool { return c.Key == sk }) {
-			return v, paramErr("sort", "sort %q: want one of the column keys", sk)
+		sorted, err := store.ParseSort(sk)
+		if err != nil {
+			return v, err
 		}
-		v.sort = sk
-		v.query.Set("sort", sk)
+		v.sort = sorted
+		v.query.Set("sort", sortParam(sorted))
 	}
-	if d := q.Get("dir"); d == "desc" {
+	switch d := q.Get("dir"); d {
+	case "", "asc":
+	case "desc":
 		v.desc = true
 		v.query.Set("dir", d)
+	default:
+		return v, paramErr("dir", "dir %q: want asc or desc", d)
+	}
+	for name, dst := range map[string]*bool{"by-region": &v.byRegion, "monthly": &v.monthly} {
+		b, err := parseSwitch(q, name)
+		if err != nil {
+			return v, err
+		}
+		if *dst = b; b {
+			v.query.Set(name, "true")
+		}
 	}
 	if pp := q.Get("per-page"); pp != "" {
 		n, err := strconv.Atoi(pp)
@@ -156,11 +198,11 @@ func (s *server) selectOffers(ctx context.Context, q url.Values) (*offersView, e
 		v.page = n
 	}
 
-	offers, err := s.b.Offers(ctx, params)
+	offers, err := s.b.Offers(ctx, v.backendQuery())
 	if err != nil {
 		return v, err
 	}
-	// Pointers, not copies: sorting 100k offers moves 8 bytes each, and the backend's
+	// Pointers, not copies: grouping 100k offers moves 8 bytes each, and the backend's
 	// slice (perhaps a cache's) is never modified.
 	v.all = make([]*pricing.Offer, 0, len(offers))
 	for i := range offers {
@@ -169,21 +211,39 @@ func (s *server) selectOffers(ctx context.Context, q url.Values) (*offersView, e
 		}
 		v.all = append(v.all, &offers[i])
 	}
-	if v.sort != "" {
-		i := slices.IndexFunc(columns, func(c column) bool { return c.Key == v.sort })
-		sortOffers(v.all, columns[i], v.desc)
+	if v.byRegion {
+		v.groups = make([]offerGroup, len(v.all))
+		for i, o := range v.all {
+			v.groups[i] = offerGroup{Offer: o, places: []string{o.Place()}}
+		}
+	} else {
+		v.groups = groupByRegion(v.all)
 	}
 	return v, nil
 }
 
-// pages is the number of pages (at least 1).
-func (v *offersView) pages() int { return max(1, (len(v.all)+v.perPage-1)/v.perPage) }
+// backendQuery is the page's query as the offers flags.
+func (v *offersView) backendQuery() url.Values {
+	params := url.Values{}
+	for _, m := range backendParams {
+		if val := v.query.Get(m[0]); val != "" {
+			params.Set(m[1], val)
+		}
+	}
+	if v.sort != "" {
+		params.Set("sort", string(v.sort))
+	}
+	return params
+}
 
-// shown is the current page's offers.
-func (v *offersView) shown() []*pricing.Offer {
-	lo := min((v.page-1)*v.perPage, len(v.all))
-	hi := min(lo+v.perPage, len(v.all))
-	return v.all[lo:hi]
+// pages is the number of pages (at least 1).
+func (v *offersView) pages() int { return max(1, (len(v.groups)+v.perPage-1)/v.perPage) }
+
+// shown is the current page's rows.
+func (v *offersView) shown() []offerGroup {
+	lo := min((v.page-1)*v.perPage, len(v.groups))
+	hi := min(lo+v.perPage, len(v.groups))
+	return v.groups[lo:hi]
 }
 
 // with returns the page's query with changes (a "" value removes a key).
@@ -202,12 +262,29 @@ func (v *offersView) with(kv ...string) url.Values {
 	return q
 }
 
-// header is a column heading that links to the table sorted by it.
+// header is a column heading; a sortable one links to the table sorted by it.
 type header struct {
 	Key, Label, URL string
 	Num             bool
 	Sorted          string // "ascending", "descending" or "" (aria-sort)
 }
+
+// compareRow is one row of the table, its prices in the period shown.
+type compareRow struct {
+	*pricing.Offer
+	Others       []string // the other places of its group, at most maxPlacesListed
+	More         int      // how many other places the group has
+	DetailURL    string
+	HistoryURL   string
+	Interconnect string
+	Price        string
+	PerGPU       string
+	PerGiB       string
+}
+
+// hidden is a view parameter the filter form carries (through form="filters" inputs
+// inside the swapped section, so they stay in step when app.js swaps it).
+type hidden struct{ Name, Value string }
 
 type comparePage struct {
 	Filters   []field
@@ -216,18 +293,48 @@ type comparePage struct {
 	GPUModels []string
 	Providers []string
 	Headers   []header
-	Rows      []*pricing.Offer
-	Total     int
+	Rows      []compareRow
+	Keep      []hidden
+	Total     int // offers
+	Groups    int // rows
 	First     int
 	Last      int
 	Page      int
 	Pages     int
+	Monthly   bool
+	ByRegion  bool
+	PeriodURL string // the same view with the other period
+	RegionURL string // the same view grouped the other way
 	PrevURL   string
 	NextURL   string
 	CSVURL    string
 	APIURL    string
 	Error     string
 	Now       time.Time
+}
+
+// rowOf renders an offer group in the period asked for.
+func rowOf(g offerGroup, monthly bool) compareRow {
+	o := g.Offer
+	r := compareRow{Offer: o, More: len(g.places) - 1, DetailURL: instanceURL(o.Provider, o.InstanceType), Interconnect: interconnectOf(o).Short()}
+	r.Others = g.places[1:min(len(g.places), 1+maxPlacesListed)]
+	if r.More > 0 {
+		// Every place's price history, not this one's alone.
+		r.HistoryURL = "/history?" + url.Values{"provider": {o.Provider}, "instance-type": {o.InstanceType}}.Encode()
+	} else {
+		r.HistoryURL = offerHistoryURL(*o)
+	}
+	f := 1.0
+	if monthly {
+		f = hoursPerMonth
+	}
+	r.Price, r.PerGPU = usd(o.PriceUSDHr*f), usd(o.PricePerGPU()*f)
+	if monthly {
+		r.PerGiB = usd(o.PricePerGiB() * f)
+	} else {
+		r.PerGiB = strconv.FormatFloat(o.PricePerGiB(), 'f', 4, 64)
+	}
+	return r
 }
 
 func (s *server) compare(w http.ResponseWriter, r *http.Request) {
@@ -238,7 +345,7 @@ func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := s.selectOffers(ctx, r.URL.Query())
-	p := comparePage{PerPage: v.perPage, PerPages: perPageChoices, GPUModels: gpuModelNames()}
+	p := comparePage{PerPage: v.perPage, PerPages: perPageChoices, GPUModels: gpuModelNames(), Monthly: v.monthly, ByRegion: v.byRegion}
 	if provs, perr := s.b.Providers(ctx); perr == nil {
 		for _, pr := range provs {
 			p.Providers = append(p.Providers, pr.Name)
@@ -250,10 +357,18 @@ func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 		status = statusOf(err)
 		s.logFailure(r, status, err)
 		p.Error, errParam = err.Error(), paramOf(err)
+		for _, m := range backendParams {
+			if errParam == m[1] {
+				errParam = m[0] // the flag's field on this page (search is q)
+			}
+		}
 	} else {
 		v.page = min(v.page, v.pages())
-		p.Rows, p.Total, p.Page, p.Pages = v.shown(), len(v.all), v.page, v.pages()
-		if p.Total > 0 {
+		for _, g := range v.shown() {
+			p.Rows = append(p.Rows, rowOf(g, v.monthly))
+		}
+		p.Total, p.Groups, p.Page, p.Pages = len(v.all), len(v.groups), v.page, v.pages()
+		if p.Groups > 0 {
 			p.First, p.Last = (v.page-1)*v.perPage+1, (v.page-1)*v.perPage+len(p.Rows)
 		}
 		if v.page > 1 {
@@ -262,37 +377,46 @@ func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 		if v.page < v.pages() {
 			p.NextURL = pageURL("/offers", v.with("page", strconv.Itoa(v.page+1)))
 		}
-		p.CSVURL = pageURL("/offers.csv", v.query)
+		p.CSVURL = pageURL("/offers.csv", v.with("by-region", "", "monthly", "", "per-page", ""))
 		if s.o.APIBase != "" && v.query.Get("gpus") == "" {
-			api := url.Values{}
-			for _, name := range backendFilters {
-				if val := v.query.Get(name); val != "" {
-					api.Set(name, val)
-				}
-			}
-			p.APIURL = pageURL(s.o.APIBase+"/offers", api)
+			p.APIURL = pageURL(s.o.APIBase+"/offers", v.backendQuery())
+		}
+	}
+	flip := map[bool]string{false: "true", true: ""}
+	p.PeriodURL = pageURL("/offers", v.with("monthly", flip[v.monthly]))
+	p.RegionURL = pageURL("/offers", v.with("by-region", flip[v.byRegion], "page", ""))
+	for _, name := range []string{"sort", "dir", "by-region", "monthly"} {
+		if val := v.query.Get(name); val != "" {
+			p.Keep = append(p.Keep, hidden{name, val})
 		}
 	}
 	for _, c := range columns {
-		h := header{Key: c.Key, Label: c.Label, Num: c.Num}
-		dir := ""
-		if v.sort == c.Key {
-			h.Sorted = "ascending"
-			if v.desc {
-				h.Sorted = "descending"
-			} else {
-				dir = "desc" // a second click reverses
-			}
+		h := header{Label: c.Label, Num: c.Num}
+		if v.monthly && c.Month != "" {
+			h.Label = c.Month
 		}
-		h.URL = pageURL("/offers", v.with("sort", c.Key, "dir", dir, "page", ""))
+		if c.Sort != "" {
+			h.Key = sortParam(c.Sort)
+			dir := ""
+			if v.sort == c.Sort {
+				h.Sorted = "ascending"
+				if v.desc {
+					h.Sorted = "descending"
+				} else {
+					dir = "desc" // a second click reverses
+				}
+			}
+			h.URL = pageURL("/offers", v.with("sort", h.Key, "dir", dir, "page", ""))
+		}
 		p.Headers = append(p.Headers, h)
 	}
 	p.Filters = fillGroups([]fieldGroup{{Fields: compareFilters}}, v.query, errParam)[0].Fields
 	s.render(w, r, status, "compare", "Compare offers", p)
 }
 
-// compareCSV writes every offer the Compare page selects (all pages, in its order)
-// with the export columns: the same writer as `picker export --format csv`.
+// compareCSV writes every offer the Compare page selects (all pages, in its order, one
+// row per offer and place whatever the page's grouping, prices per hour) with the export
+// columns: the same writer as `picker export --format csv`.
 func (s *server) compareCSV(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 45*time.Second)
 	defer cancel()

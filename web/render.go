@@ -16,7 +16,7 @@ import (
 )
 
 // pageNames are the page templates; each is parsed with layout.html.
-var pageNames = []string{"ask", "compare", "history", "providers", "error"}
+var pageNames = []string{"ask", "compare", "instance", "history", "providers", "error"}
 
 func parsePages(funcs template.FuncMap) map[string]*template.Template {
 	pages := map[string]*template.Template{}
@@ -118,8 +118,11 @@ func usd(v float64) string { return pricing.FormatUSD(v) }
 // rather than half a page.
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
 	nav := page
+	if page == "instance" {
+		nav = "compare" // an instance's page is reached from Compare
+	}
 	var buf bytes.Buffer
-	err := s.pages[page].Execute(&buf, layout{Title: title, Nav: nav, Charts: page == "history", Data: data})
+	err := s.pages[page].Execute(&buf, layout{Title: title, Nav: nav, Charts: page == "history" || page == "instance", Data: data})
 	if err != nil {
 		s.o.Log.Error("render page", "page", page, "error", err)
 		http.Error(w, fmt.Sprintf("internal error rendering %s", page), http.StatusInternalServerError)

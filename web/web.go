@@ -106,7 +106,8 @@ type server struct {
 	assetVersion map[string]string
 }
 
-// Handler serves the pages at /, /offers, /offers.csv, /history, /providers and the
+// Handler serves the pages at /, /offers, /offers.csv, /offers/{provider}/{instance},
+// /history, /providers and the
 // embedded assets under /assets/. Mount it at the root of a mux; it answers 404 for
 // other paths.
 func Handler(b Backend, o Options) http.Handler {
@@ -141,6 +142,7 @@ func Handler(b Backend, o Options) http.Handler {
 	mux.HandleFunc("GET /{$}", s.ask)
 	mux.HandleFunc("GET /offers", s.compare)
 	mux.HandleFunc("GET /offers.csv", s.compareCSV)
+	mux.HandleFunc("GET /offers/{provider}/{instance}", s.instance)
 	mux.HandleFunc("GET /history", s.history)
 	mux.HandleFunc("GET /providers", s.providers)
 	files := http.StripPrefix("/assets/", http.FileServerFS(assets))

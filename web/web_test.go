@@ -340,8 +340,14 @@ type memBackend struct {
 	offers []pricing.Offer
 }
 
-func (m *memBackend) Offers(context.Context, url.Values) ([]pricing.Offer, error) {
-	return m.offers, nil
+// Offers sorts in memory as the store would, when asked to (the page no longer sorts:
+// the backend does, as `picker offers` does).
+func (m *memBackend) Offers(_ context.Context, p url.Values) ([]pricing.Offer, error) {
+	if p.Get("sort") == "" {
+		return m.offers, nil
+	}
+	out := slices.Clone(m.offers)
+	return out, store.SortOffers(out, store.Sort(p.Get("sort")), p.Get("dir") == "desc")
 }
 func (m *memBackend) Providers(context.Context) ([]Provider, error) { return nil, nil }
 
@@ -432,25 +438,21 @@ func TestAskFormHasEveryJobFlag(t *testing.T) {
 	}
 }
 
-// Sorting keeps the backend's order among equal keys, in both directions.
-func TestSortOffersKeepsTies(t *testing.T) {
-	mk := func(name string, price float64) *pricing.Offer {
-		return &pricing.Offer{InstanceType: name, PriceUSDHr: price, GPUCount: 1}
+// The table's headings are the one list of sort keys `picker offers --sort` takes:
+// every key has a heading, every sortable heading a key, in the list's order.
+func TestColumnsAreTheSortKeys(t *testing.T) {
+	var headed []store.Sort
+	for _, c := range columns {
+		if c.Sort != "" {
+			headed = append(headed, c.Sort)
+		}
 	}
-	price := columns[slices.IndexFunc(columns, func(c column) bool { return c.Key == "price" })]
-	for _, tc := range []struct {
-		desc bool
-		want string
-	}{{false, "b1 a1 c1 d2"}, {true, "d2 b1 a1 c1"}} {
-		offers := []*pricing.Offer{mk("b1", 1), mk("d2", 2), mk("a1", 1), mk("c1", 1)}
-		sortOffers(offers, price, tc.desc)
-		var got []string
-		for _, o := range offers {
-			got = append(got, o.InstanceType)
-		}
-		if strings.Join(got, " ") != tc.want {
-			t.Errorf("desc=%v: %v, want %s", tc.desc, got, tc.want)
-		}
+	var keys []store.Sort
+	for _, k := range store.SortKeys() {
+		keys = append(keys, k.Name)
+	}
+	if !slices.Equal(headed, keys) {
+		t.Errorf("sortable headings %v, want the store's sort keys %v", headed, keys)
 	}
 }
 

@@ -76,8 +76,8 @@ func TestOffersTableTerminalAndPipe(t *testing.T) {
 		t.Fatalf("pipe output has %d lines; want header + 3:\n%s", len(pl), pipe.stdout)
 	}
 	for _, l := range pl {
-		if got := strings.Count(l, "\t"); got != 10 {
-			t.Errorf("pipe line has %d tabs; want 10 (11 tab-separated columns): %q", got, l)
+		if got := strings.Count(l, "\t"); got != 12 {
+			t.Errorf("pipe line has %d tabs; want 12 (13 tab-separated columns): %q", got, l)
 		}
 	}
 	if !strings.HasPrefix(pl[1], "lambda\t") || !strings.Contains(pl[1], "\tA100-80GB\t") {

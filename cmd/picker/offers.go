@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +22,8 @@ type offerFilters struct {
 }
 
 // params declares the filters; purchaseDefault differs between commands (recommend
-// prices on-demand unless told otherwise). withVRAM adds the VRAM floors and --sort.
+// prices on-demand unless told otherwise). withVRAM adds the VRAM floors, --search and
+// the order (--sort, --dir): the Compare page's filters and column headings, named alike.
 func (f *offerFilters) params(purchaseDefault string, withVRAM bool) []param {
 	list := func(dst *[]string) func(string) error {
 		return func(v string) error { *dst = splitList([]string{v}); return nil }
@@ -37,7 +41,9 @@ func (f *offerFilters) params(purchaseDefault string, withVRAM bool) []param {
 				set: memoryFloor("min-vram", &f.q.MinVRAMGiB, &f.q.MinVRAMGB)},
 			param{name: "min-total-vram", typ: "memory", usage: "least GPU memory of the whole instance: usable GiB, or the datasheet class in GB (640GB: eight 80 GB GPUs)",
 				set: memoryFloor("min-total-vram", &f.q.MinTotalVRAMGiB, &f.q.MinTotalVRAMGB)},
-			param{name: "sort", usage: "price, price-per-gpu or price-per-gib", def: "price", set: f.setSort},
+			param{name: "search", usage: "words that must each be part of the provider, instance type, GPU model, region or zone (any case)", set: f.setSearch},
+			param{name: "sort", usage: "order by " + strings.Join(store.SortNames(), ", "), def: "price", set: f.setSort},
+			param{name: "dir", usage: "asc or desc (desc reverses --sort; ties stay cheapest first)", def: "asc", set: f.setDir},
 		)
 	}
 	return ps
@@ -55,13 +61,35 @@ func (f *offerFilters) setGPUModels(v string) error {
 	return nil
 }
 
+// setSort takes a key of the one list the Compare page's headings also use
+// (store.SortKeys), by name or alias (per-gpu, per-gib).
 func (f *offerFilters) setSort(v string) error {
-	switch v {
-	case "price", "price-per-gpu", "price-per-gib":
-		f.q.Sort = store.Sort(v)
-		return nil
+	s, err := store.ParseSort(v)
+	if err != nil || strings.TrimSpace(v) == "" {
+		return pricing.ParamErrorf(pricing.Invalid, "sort", "--sort %q: want one of %s", v, strings.Join(store.SortNames(), ", "))
 	}
-	return pricing.Errorf(pricing.Invalid, "--sort %q: want price, price-per-gpu or price-per-gib", v)
+	f.q.Sort = s
+	return nil
+}
+
+func (f *offerFilters) setDir(v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "asc":
+		f.q.Desc = false
+	case "desc":
+		f.q.Desc = true
+	default:
+		return pricing.ParamErrorf(pricing.Invalid, "dir", "--dir %q: want asc or desc", v)
+	}
+	return nil
+}
+
+func (f *offerFilters) setSearch(v string) error {
+	if _, err := store.SearchWords(v); err != nil {
+		return pricing.ParamErrorf(pricing.Invalid, "search", "--search %q: %d words, want at most %d", v, len(strings.Fields(v)), store.MaxSearchWords)
+	}
+	f.q.Search = v
+	return nil
 }
 
 // canonicalGPU resolves a user's GPU name (any spelling the normalisation table knows)
@@ -127,10 +155,18 @@ type offerStore interface {
 	Offers(ctx context.Context, q store.Query) ([]pricing.Offer, error)
 }
 
+// offerPager is a store that also says how a page relates to the whole (*store.Store
+// does); a fake without it answers one page holding everything.
+type offerPager interface {
+	OffersPage(ctx context.Context, q store.Query) (store.Page, error)
+}
+
 // OffersOptions is `picker offers` (GET /v1/offers): a store query and where to read it.
 type OffersOptions struct {
 	Filters offerFilters
 	Limit   int
+	// After is the cursor of the page to start after (store.Page.Next).
+	After string
 	// Store opens the store on first use (lazily, so a bad flag never opens a database).
 	Store func(context.Context) (offerStore, error)
 	IO    *IOStreams // where offersRun prints
@@ -141,45 +177,94 @@ type OffersOptions struct {
 
 func (o *OffersOptions) params() []param {
 	return append(o.Filters.params("any", true),
-		param{name: "limit", kind: kindInt, usage: "show at most N offers (0 = all)", set: func(v string) (err error) { o.Limit, err = parseInt("limit", 0)(v); return }})
+		param{name: "limit", kind: kindInt, usage: "show at most N offers (0 = all)", set: func(v string) (err error) { o.Limit, err = parseInt("limit", 0)(v); return }},
+		param{name: "after", usage: "the page after this cursor (printed when --limit cuts the list; the API's Link header)", set: func(v string) error { o.After = strings.TrimSpace(v); return nil }})
 }
 
 // Bind sets the options from request parameters (flags, a query, a form).
 func (o *OffersOptions) Bind(l Lookup) error { return BindParams(o.params(), l) }
 
-// RunOffers lists the offers that match, cheapest first; never nil.
+// RunOffers lists the offers that match, in --sort's order; never nil.
 func RunOffers(ctx context.Context, o *OffersOptions) ([]pricing.Offer, error) {
+	p, err := RunOffersPage(ctx, o)
+	return p.Offers, err
+}
+
+// RunOffersPage is RunOffers with the paging facts: the total the filters match and the
+// cursor of the next page, "" on the last.
+func RunOffersPage(ctx context.Context, o *OffersOptions) (store.Page, error) {
 	st, err := o.Store(ctx)
 	if err != nil {
-		return nil, err
+		return store.Page{}, err
 	}
 	if err := o.Filters.checkNames(ctx, st); err != nil {
-		return nil, err
+		return store.Page{}, err
 	}
 	q := o.Filters.q
-	q.Limit = o.Limit
-	offers, err := st.Offers(ctx, q)
-	if offers == nil && err == nil {
-		offers = []pricing.Offer{}
+	q.Limit, q.After = o.Limit, o.After
+	var p store.Page
+	if pg, ok := st.(offerPager); ok {
+		p, err = pg.OffersPage(ctx, q)
+	} else {
+		p.Offers, err = st.Offers(ctx, q)
+		p.Total = len(p.Offers)
 	}
-	if err == nil {
-		o.Hint = memoryUnitsHint(ctx, st, q, len(offers))
+	if err != nil {
+		return store.Page{}, err
 	}
-	return offers, err
+	if p.Offers == nil {
+		p.Offers = []pricing.Offer{}
+	}
+	o.Hint = memoryUnitsHint(ctx, st, q, p.Total)
+	return p, nil
+}
+
+// apiOffersPage is /v1/offers' answer. The body is the page's offers as
+// `picker offers -o json` prints them for the same parameters, a JSON array byte for
+// byte, as it always was; the paging facts go in headers, so a client that reads only
+// the body loses nothing it had and one that pages finds the next page where HTTP puts
+// it (RFC 8288, as GitHub's API does).
+type apiOffersPage struct {
+	store.Page
+	query url.Values // the request's parameters, for the next page's link
+}
+
+// setHeaders writes X-Total-Count, every offer the filters match on all pages, and, when
+// the page is cut short, Link: </v1/offers?the same parameters&after=CURSOR>; rel="next".
+// Its absence is the last page.
+func (p apiOffersPage) setHeaders(h http.Header) {
+	h.Set("X-Total-Count", strconv.Itoa(p.Total))
+	if p.Next == "" {
+		return
+	}
+	q := url.Values{}
+	for k, vs := range p.query {
+		q[k] = vs
+	}
+	q.Set("after", p.Next)
+	h.Set("Link", "</v1/offers?"+q.Encode()+`>; rel="next"`)
 }
 
 func (a *app) newOffersOptions() *OffersOptions {
 	return &OffersOptions{Store: a.offerStore, IO: a.streams()}
 }
 
-// offersRun is the CLI's run function: RunOffers, printed to o.IO.
+// offersRun is the CLI's run function: RunOffersPage, printed to o.IO. A page that
+// --limit cuts short says so on stderr, with the flag that asks for the next one (the
+// output itself stays the bare list, whatever the format).
 func offersRun(ctx context.Context, o *OffersOptions) error {
-	offers, err := RunOffers(ctx, o)
+	p, err := RunOffersPage(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer o.writeHint()
-	return writeOffers(o.IO, offers)
+	if err := writeOffers(o.IO, p.Offers); err != nil {
+		return err
+	}
+	if p.Next != "" && !o.IO.Quiet {
+		fmt.Fprintf(o.IO.ErrOut, "%d of %d offers; the next page: --after %s\n", len(p.Offers), p.Total, p.Next)
+	}
+	return nil
 }
 
 // offerStore opens the store as the read commands see it.
@@ -225,14 +310,14 @@ func writeOffers(s *IOStreams, offers []pricing.Offer) error {
 		fmt.Fprintln(s.ErrOut, "no offers match")
 		return nil
 	}
-	t := &table{headers: []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "PURCHASE", "$/HR", "$/GPU-HR", "AGE", "SOURCE"}}
+	t := &table{headers: []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "VCPUS", "RAM GiB", "PURCHASE", "$/HR", "$/GPU-HR", "AGE", "SOURCE"}}
 	now := s.Now()
 	for _, o := range offers {
 		region := o.Region
 		if o.Zone != "" {
 			region += " (" + o.Zone + ")"
 		}
-		t.add(o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.GPUMemGiB, 1), string(o.Purchase),
+		t.add(o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.GPUMemGiB, 1), num(o.VCPUs, 1), num(o.RAMGiB, 1), string(o.Purchase),
 			usd(o.PriceUSDHr), usd(o.PricePerGPU()), formatAge(now.Sub(o.ObservedAt)), o.Source)
 	}
 	if err := t.write(w, s.TTY); err != nil {

@@ -54,9 +54,13 @@ var apiRoutes = []struct {
 		if _, given := q["limit"]; !given {
 			o.Limit = defaultAPILimit
 		} else if o.Limit == 0 {
-			return nil, pricing.ParamErrorf(pricing.Invalid, "limit", "parameter \"limit\" 0 (all offers): the API serves at most %d per request; narrow the filters", maxAPILimit)
+			return nil, pricing.ParamErrorf(pricing.Invalid, "limit", "parameter \"limit\" 0 (all offers): the API serves at most %d per request; follow the Link header's next page, or narrow the filters", maxAPILimit)
 		}
-		return RunOffers(ctx, o)
+		p, err := RunOffersPage(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return apiOffersPage{p, q}, nil
 	}},
 	{"/v1/estimate", func(a *app, ctx context.Context, q url.Values) (any, error) {
 		o := a.newEstimateOptions()
@@ -167,9 +171,10 @@ func (a *app) commandHandler(serve func(*app, context.Context, url.Values) (any,
 		if err == nil {
 			res, err = serve(a, ctx, q)
 		}
-		if offers, ok := res.([]pricing.Offer); ok && err == nil {
+		if page, ok := res.(apiOffersPage); ok && err == nil {
 			// Streamed: the answer's memory is the offers, not a second copy as JSON.
-			streamJSONArray(w, offers)
+			page.setHeaders(w.Header())
+			streamJSONArray(w, page.Offers)
 			return
 		}
 		var body bytes.Buffer

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -277,4 +278,14 @@ func (b *Browser) Download(t *testing.T, sel string) []byte {
 func (b *Browser) Viewport(t *testing.T, width, height int64) {
 	t.Helper()
 	b.Do(t, chromedp.EmulateViewport(width, height))
+}
+
+// Scripts turns the tab's JavaScript off (false) or back on, for a test that a page works
+// without it; it lasts until the next call.
+func (b *Browser) Scripts(t *testing.T, on bool) {
+	t.Helper()
+	b.Do(t, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !on})
+		return err
+	}))
 }
