@@ -271,6 +271,9 @@ func (c *Config) Where(key ...string) string {
 	return c.Path
 }
 
+// Sets reports whether the file sets the key, given as its path ("daemon", "listen").
+func (c *Config) Sets(key ...string) bool { return c.meta.defined(key...) }
+
 // keyError is an Invalid error about a key: "config: FILE:LINE:COL: [table] key: …",
 // where the key is given as its table and name.
 func (c *Config) keyError(table, key, format string, args ...any) error {

@@ -252,4 +252,7 @@ func TestWhere(t *testing.T) {
 	if got := Default().Where("daemon", "listen"); got != "" {
 		t.Errorf("Default().Where = %q, want \"\"", got)
 	}
+	if !c.Sets("daemon", "listen") || c.Sets("daemon", "hosts") || c.Sets("refresh", "timeout") {
+		t.Error("Sets: the file sets [daemon] listen only")
+	}
 }

@@ -101,9 +101,9 @@ bounded by --shutdown-timeout; a second signal exits at once.`,
 func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	listen, from := o.listen, "--listen"
 	if listen == "" {
-		listen, from = a.cfg.Daemon.Listen, "[daemon] listen"
-		if where := a.cfg.Where("daemon", "listen"); where != "" {
-			from += " at " + where
+		listen, from = a.cfg.Daemon.Listen, "the default listen address"
+		if a.cfg.Sets("daemon", "listen") {
+			from = "[daemon] listen at " + a.cfg.Where("daemon", "listen")
 		}
 	} else if err := config.CheckListen(listen); err != nil {
 		return usageError{fmt.Errorf("--listen %q: %v", listen, err)}
