@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -112,5 +113,25 @@ func TestOffersMemoryUnitsHint(t *testing.T) {
 	}
 	if got := memoryUnitsHint(context.Background(), h100s, store.Query{MinVRAMGiB: 80}, 3); got != "" {
 		t.Errorf("a non-empty answer got the hint %q", got)
+	}
+}
+
+// Issue 26: the API binds the same params (80GB works there too) and gives the same
+// hint, in a header beside the CLI's JSON body.
+func TestOffersMemoryUnitsAPI(t *testing.T) {
+	_, srv := newTestAPI(t)
+	resp, err := http.Get(srv.URL + "/v1/offers?gpu-model=H100&min-vram=80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	want := " H100 offers have 79.2 GiB usable (80 GB class): use --min-vram 80GB"
+	if h := resp.Header.Get("X-Picker-Hint"); resp.StatusCode != 200 || !strings.Contains(h, want) {
+		t.Errorf("/v1/offers?min-vram=80: %d, X-Picker-Hint %q; want %q", resp.StatusCode, h, want)
+	}
+	code, body := get(t, srv.URL+"/v1/offers?gpu-model=H100&min-vram=80GB")
+	var offers []pricing.Offer
+	if err := json.Unmarshal(body, &offers); err != nil || code != 200 || len(offers) == 0 {
+		t.Errorf("/v1/offers?min-vram=80GB: %d, %d offers (%v)", code, len(offers), err)
 	}
 }

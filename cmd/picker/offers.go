@@ -227,13 +227,17 @@ func RunOffersPage(ctx context.Context, o *OffersOptions) (store.Page, error) {
 type apiOffersPage struct {
 	store.Page
 	query url.Values // the request's parameters, for the next page's link
+	hint  string     // OffersOptions.Hint: why an empty answer is empty (X-Picker-Hint)
 }
 
-// setHeaders writes X-Total-Count, every offer the filters match on all pages, and, when
-// the page is cut short, Link: </v1/offers?the same parameters&after=CURSOR>; rel="next".
-// Its absence is the last page.
+// setHeaders writes X-Total-Count, every offer the filters match on all pages,
+// X-Picker-Hint when an empty answer has one, and, when the page is cut short, Link:
+// </v1/offers?the same parameters&after=CURSOR>; rel="next". Its absence is the last page.
 func (p apiOffersPage) setHeaders(h http.Header) {
 	h.Set("X-Total-Count", strconv.Itoa(p.Total))
+	if p.hint != "" {
+		h.Set("X-Picker-Hint", p.hint) // the CLI's "hint:" line
+	}
 	if p.Next == "" {
 		return
 	}

@@ -60,7 +60,7 @@ var apiRoutes = []struct {
 		if err != nil {
 			return nil, err
 		}
-		return apiOffersPage{p, q}, nil
+		return apiOffersPage{p, q, o.Hint}, nil
 	}},
 	{"/v1/estimate", func(a *app, ctx context.Context, q url.Values) (any, error) {
 		o := a.newEstimateOptions()
