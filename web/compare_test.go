@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/store"
@@ -448,4 +449,41 @@ func TestInstancePage(t *testing.T) {
 	target = instanceURL(top[0], top[1])
 	rec = get(t, h, target)
 	checkPage(t, target, rec, rec.Body.String(), 200)
+}
+
+// TestInstanceChartBounded: an instance's chart draws every place's line while that is
+// small, and only the cheapest place's price (per instance-hour) once every place's
+// lines would pass maxChartBytes, so the page stays within its bound.
+func TestInstanceChartBounded(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(places, changes int) []store.PricePoint {
+		var pts []store.PricePoint
+		for p := range places {
+			for c := range changes {
+				from := t0.Add(time.Duration(c*places+p) * time.Hour)
+				pt := store.PricePoint{Provider: "gcp", Region: "r" + strconv.Itoa(p), InstanceType: "a3", Purchase: pricing.OnDemand,
+					GPUCount: 8, PriceUSDHr: 80 + float64(p) + float64(c%3), ValidFrom: from}
+				if c < changes-1 {
+					to := from.Add(time.Duration(places) * time.Hour)
+					pt.ValidTo = &to
+				}
+				pts = append(pts, pt)
+			}
+		}
+		return pts
+	}
+	now := t0.AddDate(1, 0, 0)
+	small, cheapest := instanceChart(mk(3, 3), now)
+	if cheapest || len(small.Series) != 3 || small.Unit != "$/h" {
+		t.Errorf("three places: cheapest %v, %d series, unit %s; want a line per place", cheapest, len(small.Series), small.Unit)
+	}
+	big, cheapest := instanceChart(mk(40, 60), now)
+	b, _ := json.Marshal(big)
+	if !cheapest || len(big.Series) != 1 || big.Unit != "$/h" || len(b) > maxChartBytes {
+		t.Errorf("40 places × 60 changes: cheapest %v, %d series, unit %s, %d bytes", cheapest, len(big.Series), big.Unit, len(b))
+	}
+	// The cheapest line is r0's price (the lowest place) at each of its changes.
+	if !chartHas(*big, t0.Unix(), 80) || !chartHas(*big, t0.Add(40*time.Hour).Unix(), 81) {
+		t.Errorf("the cheapest line lacks r0's prices: %+v", big.Series)
+	}
 }
