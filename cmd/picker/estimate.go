@@ -141,7 +141,14 @@ func jobSummary(j fit.Job) string {
 		parts = append(parts, fmt.Sprintf("r=%d %s", j.LoRARank, strings.Join(j.LoRATargets, ",")))
 	}
 	if j.GPUs > 1 {
-		parts = append(parts, fmt.Sprintf("%d GPUs %s", j.GPUs, j.Shard))
+		how := string(j.Shard)
+		if j.Shard == fit.ShardNone {
+			how = "data parallel" // --shard none: a full replica per GPU (DDP)
+			if !j.IsTraining() {
+				how = "one replica each"
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d GPUs %s", j.GPUs, how))
 	}
 	if j.Offload.Enabled() {
 		parts = append(parts, "offload "+string(j.Offload))

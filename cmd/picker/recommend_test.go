@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"github.com/pickergpu/picker/fit"
 	"math"
 	"os"
 	"path/filepath"
@@ -218,6 +219,24 @@ func TestRecommendBadInput(t *testing.T) {
 		r := runCLI(t, db, false, tt.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 mentioning %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
+
+// TestJobSummaryNamesTheParallelism: a multi-GPU job's headline says how the GPUs share it
+// in words, not as the bare "none" of --shard.
+func TestJobSummaryNamesTheParallelism(t *testing.T) {
+	for _, tc := range []struct {
+		job  fit.Job
+		want string
+	}{
+		{fit.Job{Task: fit.TaskQLoRA, GPUs: 3, Shard: fit.ShardNone}, "3 GPUs data parallel"},
+		{fit.Job{Task: fit.TaskImageGen, GPUs: 2, Shard: fit.ShardNone}, "2 GPUs one replica each"},
+		{fit.Job{Task: fit.TaskFullFT, GPUs: 8, Shard: "zero3"}, "8 GPUs zero3"},
+		{fit.Job{Task: fit.TaskInference, GPUs: 4, Shard: "tp"}, "4 GPUs tp"},
+	} {
+		if got := jobSummary(tc.job); !strings.Contains(got, tc.want) || strings.Contains(got, "GPUs none") {
+			t.Errorf("jobSummary(%+v) = %q; want %q", tc.job, got, tc.want)
 		}
 	}
 }
