@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
-	"github.com/pickergpu/picker/fit"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pickergpu/picker/fit"
 )
 
 // staticDB refreshes a static price file into a fresh database and returns its path and
