@@ -11,7 +11,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -64,6 +66,9 @@ type Config struct {
 	Refresh   Refresh   `toml:"refresh"`
 	Daemon    Daemon    `toml:"daemon"`
 	Recommend Recommend `toml:"recommend"`
+	// Watches are the [[watch]] entries: price alerts the daemon evaluates after each
+	// refresh (watch.go).
+	Watches []Watch `toml:"watch"`
 	// Providers is decoded from [providers.*] by Parse (see fileType).
 	Providers Providers `toml:"-"`
 
@@ -111,6 +116,92 @@ type Daemon struct {
 type Recommend struct {
 	// StaleAfter: prices older than this produce a warning naming their providers.
 	StaleAfter providers.Duration `toml:"stale_after"`
+}
+
+// Watch is one [[watch]] entry: a job (recommend's flags as one string, as typed after
+// `picker recommend`), one threshold, and where to POST an alert. cmd/picker binds Job
+// (config cannot: the flags are the command's) and reports a bad flag with WatchError.
+type Watch struct {
+	Name string `toml:"name"`
+	Job  string `toml:"job"`
+	// Exactly one threshold, in dollars: the top offer's hourly price, the job's
+	// est_cost_usd (the job needs --tokens, --requests or --image-count) or the ranked
+	// figure per unit of work (per million tokens, per image).
+	MaxUSDHr      *float64 `toml:"max_usd_hr"`
+	MaxUSDJob     *float64 `toml:"max_usd_job"`
+	MaxUSDPerUnit *float64 `toml:"max_usd_per_unit"`
+	// WebhookURL, when set, gets each crossing POSTed as JSON (http or https).
+	WebhookURL string `toml:"webhook_url"`
+}
+
+// Threshold returns the watch's threshold key and value ("", 0 when none is set).
+func (w Watch) Threshold() (key string, v float64) {
+	switch {
+	case w.MaxUSDHr != nil:
+		return "max_usd_hr", *w.MaxUSDHr
+	case w.MaxUSDJob != nil:
+		return "max_usd_job", *w.MaxUSDJob
+	case w.MaxUSDPerUnit != nil:
+		return "max_usd_per_unit", *w.MaxUSDPerUnit
+	}
+	return "", 0
+}
+
+// WatchError is an Invalid error about key of the i-th [[watch]] entry (0-based):
+// "config: FILE:LINE:COL: [[watch]] "NAME" key: …".
+func (c *Config) WatchError(i int, key, format string, args ...any) error {
+	where := c.Where("watch", strconv.Itoa(i), key)
+	if where == "" {
+		where = "built-in defaults"
+	}
+	name := fmt.Sprintf("#%d", i+1)
+	if i < len(c.Watches) && c.Watches[i].Name != "" {
+		name = strconv.Quote(c.Watches[i].Name)
+	}
+	return pricing.Errorf(pricing.Invalid, "config: %s: [[watch]] %s %s%s", where, name, key, fmt.Sprintf(format, args...))
+}
+
+// validateWatches checks each [[watch]]: a unique name, a job, exactly one positive
+// threshold, an http(s) webhook_url (never echoed: it may carry credentials).
+func (c *Config) validateWatches() error {
+	seen := map[string]bool{}
+	for i, w := range c.Watches {
+		switch {
+		case strings.TrimSpace(w.Name) == "":
+			return c.WatchError(i, "name", " is required")
+		case seen[w.Name]:
+			return c.WatchError(i, "name", ": another [[watch]] has this name; names must be unique")
+		case strings.TrimSpace(w.Job) == "":
+			return c.WatchError(i, "job", " is required: recommend's flags, e.g. \"--model llama-2-7b --task lora\"")
+		}
+		seen[w.Name] = true
+		n := 0
+		for _, t := range []struct {
+			key string
+			v   *float64
+		}{{"max_usd_hr", w.MaxUSDHr}, {"max_usd_job", w.MaxUSDJob}, {"max_usd_per_unit", w.MaxUSDPerUnit}} {
+			if t.v == nil {
+				continue
+			}
+			n++
+			if n > 1 {
+				return c.WatchError(i, t.key, ": give one threshold of max_usd_hr, max_usd_job and max_usd_per_unit")
+			}
+			if !(*t.v > 0) || math.IsInf(*t.v, 0) {
+				return c.WatchError(i, t.key, " %v: want a positive number of dollars", *t.v)
+			}
+		}
+		if n == 0 {
+			return c.WatchError(i, "max_usd_hr", ": a threshold is required: max_usd_hr, max_usd_job or max_usd_per_unit")
+		}
+		if w.WebhookURL != "" {
+			u, err := url.Parse(w.WebhookURL)
+			if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+				return c.WatchError(i, "webhook_url", ": want an absolute http or https URL")
+			}
+		}
+	}
+	return nil
 }
 
 // Providers holds each adapter's decoded [providers.NAME] section by adapter name:
@@ -336,6 +427,9 @@ func (c *Config) validate() error {
 		// Not an environment variable's name: most likely the token itself, which
 		// must not sit in the file (nor be echoed here).
 		return c.keyError("daemon", "token_env", ": want the NAME of an environment variable (A-Z, 0-9, _), not the token itself")
+	}
+	if err := c.validateWatches(); err != nil {
+		return err
 	}
 	names := make([]string, 0, len(c.Providers))
 	for name := range c.Providers {

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -31,11 +32,19 @@ func readMeta(b []byte) meta {
 	var p unstable.Parser
 	p.Reset(b)
 	var table []string
+	arrays := map[string]int{} // [[name]] entries seen so far
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
-		case unstable.Table, unstable.ArrayTable:
+		case unstable.Table:
 			table = m.addKey(&p, nil, e.Key(), unstable.Table)
+		case unstable.ArrayTable:
+			// The n-th [[watch]] (0-based) is "watch.n": its keys are "watch.n.job".
+			table = m.addKey(&p, nil, e.Key(), unstable.Table)
+			name := strings.Join(table, ".")
+			table = append(table, strconv.Itoa(arrays[name]))
+			arrays[name]++
+			m[strings.Join(table, ".")] = m[name]
 		case unstable.KeyValue:
 			m.addKeyValue(&p, table, e)
 		}

@@ -6,10 +6,27 @@ import (
 	"time"
 )
 
+// Watch is one [[watch]] price alert, shown on the Providers page.
+type Watch struct {
+	Name, Job, Threshold, State string
+	Max                         float64
+	Value                       *float64
+	Offer                       string // "provider region instance_type", "" when nothing fits
+	LastCrossing                *time.Time
+	Error                       string
+}
+
+// WatchLister is a Backend that also has price watches (the daemon's); the Providers
+// page lists them when the backend is one and has any.
+type WatchLister interface {
+	Watches() []Watch
+}
+
 type providersPage struct {
-	Rows   []Provider
-	Error  string
-	APIURL string
+	Rows    []Provider
+	Watches []Watch
+	Error   string
+	APIURL  string
 }
 
 func (s *server) providers(w http.ResponseWriter, r *http.Request) {
@@ -27,5 +44,8 @@ func (s *server) providers(w http.ResponseWriter, r *http.Request) {
 		p.Error = err.Error()
 	}
 	p.Rows = rows
+	if wl, ok := s.b.(WatchLister); ok {
+		p.Watches = wl.Watches()
+	}
 	s.render(w, r, status, "providers", "Providers", p)
 }

@@ -77,6 +77,8 @@ type app struct {
 	probing   atomic.Bool
 	schema    atomic.Int64
 	hub       *hubGate
+	// watch evaluates the daemon's [[watch]] entries after each refresh (watch.go).
+	watch *watcher
 	// cmdPath is the command that ran ("picker recommend"), for the help hint of errors.
 	cmdPath string
 }

@@ -73,6 +73,9 @@ command's -o json):
   /v1/estimate      picker estimate
   /v1/recommend     picker recommend (404 with the nearest miss when nothing fits)
   /v1/providers     picker providers
+  /v1/watches       the [[watch]] price alerts: last value, offer, state, last
+                    crossing (evaluated after each refresh; webhook_url is POSTed
+                    once per crossing)
 A bad parameter is a 400 whose JSON error names it. Requests are bounded (top <= 100,
 limit <= 10000, 1000 offers when no limit is given, 32 list values, 256-byte values);
 past [daemon] max_concurrent requests the answer is 503 with Retry-After. Only the
@@ -111,6 +114,11 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	if o.shutdownTimeout <= 0 {
 		return usageError{fmt.Errorf("--shutdown-timeout %v: must be positive", o.shutdownTimeout)}
 	}
+	w, err := a.newWatcher() // a bad [[watch]] is a config error, before anything starts
+	if err != nil {
+		return err
+	}
+	a.watch = w
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer a.watchSignals(cancel)()
@@ -317,6 +325,9 @@ func (a *app) refreshTask(st refresh.Store, j refresh.Job) func(context.Context)
 		}
 		a.log.Info("refreshed", "provider", r.Provider, "offers", r.OffersSeen, "prices_changed", r.PricesChanged,
 			"offers_closed", r.OffersClosed, "duration", r.Duration.Round(time.Millisecond))
+		if a.watch != nil {
+			a.watch.evaluate(ctx)
+		}
 		return nil
 	}
 }

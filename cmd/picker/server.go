@@ -88,6 +88,12 @@ var apiRoutes = []struct {
 		}
 		return a.providerRows(ctx)
 	}},
+	{"/v1/watches", func(a *app, ctx context.Context, q url.Values) (any, error) {
+		if err := bindQuery(q, nil); err != nil {
+			return nil, err
+		}
+		return a.watch.views(), nil
+	}},
 }
 
 // bindQuery checks q against ps (unknown names, repeated scalars, the API's caps) and
