@@ -189,7 +189,7 @@ that fits.`,
 		return usageError{plainFlagError(err)}
 	})
 	root.AddCommand(
-		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(), a.versionCmd(),
+		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(), a.mcpCmd(), a.versionCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Flags().SortFlags = false

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,8 +45,18 @@ func TestPickerLinksNoCloudSDK(t *testing.T) {
 		if sdk(p) {
 			t.Errorf("picker links %s: the cloud SDKs belong in picker-fetch (use the adapter's light package and providers/fetchproc)", p)
 		}
-		if p == "encoding/gob" { // its init (~0.3 ms) ran in every command; offers have pricing.AppendOffers
-			t.Errorf("picker links encoding/gob: encode offers with pricing.AppendOffers")
+	}
+	// encoding/gob's init (~0.3 ms) runs in every command; offers have pricing.AppendOffers.
+	// The one importer allowed is the MCP SDK (`picker mcp`, issue 25), which has no build
+	// without it.
+	out, err := exec.Command(gobin, "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "github.com/pickergpu/picker/cmd/picker").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 1 && slices.Contains(f[1:], "encoding/gob") && !strings.HasPrefix(f[0], "github.com/modelcontextprotocol/go-sdk/") {
+			t.Errorf("picker links encoding/gob through %s: encode offers with pricing.AppendOffers", f[0])
 		}
 	}
 	found := map[string]bool{}

@@ -15,11 +15,53 @@ import (
 	"github.com/pickergpu/picker/store"
 )
 
+// historyOptions is `picker history` (the MCP tool history): which offers' prices.
+type historyOptions struct {
+	hq    store.HistoryQuery
+	provs []string
+}
+
+// params declares history's flags: --provider, --instance-type, --region, --gpu-model,
+// --purchase.
+func (o *historyOptions) params() []param {
+	text := func(dst *string) func(string) error {
+		return func(v string) error { *dst = v; return nil }
+	}
+	return []param{
+		providerParam(&o.provs, "the offer's provider; with --gpu-model, only its offers"),
+		{name: "instance-type", usage: "instance type (required)", set: text(&o.hq.InstanceType)},
+		{name: "region", usage: "region (default: all)", set: text(&o.hq.Region)},
+		{name: "gpu-model", usage: "every offer of this GPU model (instead of --provider and --instance-type)", set: text(&o.hq.GPUModel)},
+		purchaseParam(&o.hq.Purchase, "any"),
+	}
+}
+
+// historyQuery binds l and checks it: the history query the flags ask for.
+func (a *app) historyQuery(ctx context.Context, o *historyOptions, l Lookup) (store.HistoryQuery, error) {
+	if err := BindParams(o.params(), l); err != nil {
+		return store.HistoryQuery{}, err
+	}
+	hq := o.hq
+	if len(o.provs) > 1 {
+		return hq, pricing.ParamErrorf(pricing.Invalid, "provider", "--provider %q: history shows one provider's prices; give one", strings.Join(o.provs, ","))
+	}
+	if len(o.provs) == 1 {
+		hq.Provider = o.provs[0]
+	}
+	if (hq.Provider == "" || hq.InstanceType == "") && hq.GPUModel == "" {
+		return hq, usageError{fmt.Errorf("history needs --provider and --instance-type, or --gpu-model")}
+	}
+	if hq.GPUModel != "" {
+		canon, err := canonicalGPU(hq.GPUModel)
+		if err != nil {
+			return hq, err
+		}
+		hq.GPUModel = canon
+	}
+	return hq, a.checkProviderFlag(ctx, o.provs)
+}
+
 func (a *app) historyCmd() *cobra.Command {
-	var hq store.HistoryQuery
-	var provs []string
-	provider := providerParam(&provs, "the offer's provider; with --gpu-model, only its offers")
-	purchase := purchaseParam(&hq.Purchase, "any")
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Show an offer's price over time, one row per change",
@@ -27,36 +69,14 @@ func (a *app) historyCmd() *cobra.Command {
   picker history --gpu-model H100 --purchase spot -o csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := BindParams([]param{provider, purchase}, FlagLookup(cmd.Flags())); err != nil {
-				return err
-			}
-			if len(provs) > 1 {
-				return pricing.ParamErrorf(pricing.Invalid, "provider", "--provider %q: history shows one provider's prices; give one", strings.Join(provs, ","))
-			}
-			if len(provs) == 1 {
-				hq.Provider = provs[0]
-			}
-			if (hq.Provider == "" || hq.InstanceType == "") && hq.GPUModel == "" {
-				return usageError{fmt.Errorf("history needs --provider and --instance-type, or --gpu-model")}
-			}
-			if hq.GPUModel != "" {
-				canon, err := canonicalGPU(hq.GPUModel)
-				if err != nil {
-					return err
-				}
-				hq.GPUModel = canon
-			}
-			if err := a.checkProviderFlag(cmd.Context(), provs); err != nil {
+			hq, err := a.historyQuery(cmd.Context(), &historyOptions{}, FlagLookup(cmd.Flags()))
+			if err != nil {
 				return err
 			}
 			return a.runHistory(cmd.Context(), hq)
 		},
 	}
-	registerParams(cmd.Flags(), []param{provider})
-	cmd.Flags().StringVar(&hq.InstanceType, "instance-type", "", "instance type (required)")
-	cmd.Flags().StringVar(&hq.Region, "region", "", "region (default: all)")
-	cmd.Flags().StringVar(&hq.GPUModel, "gpu-model", "", "every offer of this GPU model (instead of --provider and --instance-type)")
-	registerParams(cmd.Flags(), []param{purchase})
+	registerParams(cmd.Flags(), (&historyOptions{}).params())
 	return cmd
 }
 
@@ -82,11 +102,8 @@ func (a *app) RunHistory(ctx context.Context, hq store.HistoryQuery) ([]store.Pr
 	return st.History(ctx, hq)
 }
 
-func (a *app) runHistory(ctx context.Context, hq store.HistoryQuery) error {
-	points, err := a.RunHistory(ctx, hq)
-	if err != nil {
-		return err
-	}
+// historyRows are history's JSON rows.
+func historyRows(points []store.PricePoint) []historyRow {
 	rows := make([]historyRow, len(points))
 	for i, p := range points {
 		rows[i] = historyRow{p.Provider, p.Region, p.Zone, p.InstanceType, string(p.Purchase), p.ValidFrom.UTC(), p.ValidTo, p.PriceUSDHr}
@@ -95,6 +112,15 @@ func (a *app) runHistory(ctx context.Context, hq store.HistoryQuery) error {
 			rows[i].ValidTo = &t
 		}
 	}
+	return rows
+}
+
+func (a *app) runHistory(ctx context.Context, hq store.HistoryQuery) error {
+	points, err := a.RunHistory(ctx, hq)
+	if err != nil {
+		return err
+	}
+	rows := historyRows(points)
 	switch a.output {
 	case "json":
 		return writeJSON(a.stdout, rows)
