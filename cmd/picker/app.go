@@ -203,6 +203,7 @@ that fits.`,
 		return nil
 	}
 	root.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+	a.shellHabits(root) // value completion, "Did you mean", after root.Args above
 	return root
 }
 
