@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +78,9 @@ type app struct {
 	probing   atomic.Bool
 	schema    atomic.Int64
 	hub       *hubGate
+	// The daemon's metrics (/metrics), built at first use (mx).
+	metrics     *metrics
+	metricsOnce sync.Once
 	// watch evaluates the daemon's [[watch]] entries after each refresh (watch.go).
 	watch *watcher
 	// cmdPath is the command that ran ("picker recommend"), for the help hint of errors.

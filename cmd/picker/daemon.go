@@ -141,6 +141,7 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	}
 	// The integrity probe /healthz reports: once now, again after each refresh.
 	a.probeIntegrity(ctx, st)
+	a.loadProviderMetrics(ctx) // /metrics' per-provider gauges before the first refresh
 	sched, providers, err := a.newScheduler(ctx, st)
 	if err != nil {
 		ln.Close()
@@ -311,6 +312,7 @@ func (a *app) scheduleRefreshes(ctx context.Context, sched *scheduler.Scheduler,
 func (a *app) refreshTask(st refresh.Store, j refresh.Job) func(context.Context) error {
 	return func(ctx context.Context) error {
 		r := refresh.Run(ctx, st, j, a.now)
+		defer a.observeRefresh(context.WithoutCancel(ctx), r)
 		for _, w := range r.Warnings {
 			a.log.Warn(a.redactor().String(w), "provider", r.Provider)
 		}

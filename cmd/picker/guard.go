@@ -84,6 +84,8 @@ type guard struct {
 	// params are each route's parameters: a request naming an unknown one, or a value
 	// over a cap, is refused before it waits for a slot.
 	params map[string][]param
+	// busy, when set, is called for each request the concurrency limit refuses.
+	busy func()
 }
 
 // newGuard builds the guard from [daemon]: the listen host and hosts, token_env's value,
@@ -168,6 +170,9 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			return
 		}
 		if !g.acquire(r) {
+			if g.busy != nil {
+				g.busy()
+			}
 			w.Header().Set("Retry-After", "1")
 			writeAPIError(w, http.StatusServiceUnavailable, fmt.Sprintf("busy: %d requests in progress ([daemon] max_concurrent); retry shortly", cap(g.slots)), "")
 			return

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/singleflight"
 
@@ -26,6 +27,8 @@ type recommendMemo struct {
 	version int64
 	m       map[string]memoized
 	flight  singleflight.Group
+	// hits and misses count the lookups, for /metrics.
+	hits, misses atomic.Uint64
 }
 
 // memoized is one answer: the recommendation (read-only once stored) and whether no
@@ -104,6 +107,7 @@ func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store
 	}
 	key := memoKey(o, q, in)
 	m, ok := o.Memo.get(v, key)
+	o.Memo.count(ok)
 	if !ok {
 		val, err, _ := o.Memo.flight.Do(strconv.FormatInt(v, 10)+"#"+key, func() (any, error) {
 			m, err := compute()
@@ -144,3 +148,15 @@ func (c *recommendMemo) put(v int64, key string, m memoized) {
 	}
 	c.m[key] = m
 }
+
+// count records a lookup's hit or miss, for /metrics.
+func (c *recommendMemo) count(hit bool) {
+	if hit {
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
+	}
+}
+
+// counts are the lookups that hit and missed so far.
+func (c *recommendMemo) counts() (hits, misses uint64) { return c.hits.Load(), c.misses.Load() }

@@ -135,8 +135,9 @@ func (a *app) apiHandlerFor(listen string) http.Handler {
 		a.hub = newHubGate(a.cfg.Daemon.AllowHub, a.now)
 	}
 	mux := http.NewServeMux()
-	known := map[string]bool{"/healthz": true}
+	known := map[string]bool{"/healthz": true, "/metrics": true, openAPIPath: true}
 	mux.HandleFunc("GET /healthz", a.handleHealth)
+	mux.Handle("GET /metrics", a.mx().handler())
 	for _, r := range apiRoutes {
 		mux.Handle("GET "+r.path, a.commandHandler(r.serve))
 		known[r.path] = true
@@ -150,7 +151,7 @@ func (a *app) apiHandlerFor(listen string) http.Handler {
 			return
 		}
 		if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1" {
-			writeAPIError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see /healthz, /v1/offers, /v1/estimate, /v1/recommend, /v1/providers", r.URL.Path), "")
+			writeAPIError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see /healthz, /metrics, /v1/openapi.json, /v1/offers, /v1/estimate, /v1/recommend, /v1/providers", r.URL.Path), "")
 			return
 		}
 		pages.ServeHTTP(w, r)
@@ -163,7 +164,9 @@ func (a *app) apiHandlerFor(listen string) http.Handler {
 		"/v1/recommend": a.newRecommendOptions().params(),
 		"/v1/providers": nil,
 	}
-	return a.accessLog(g.wrap(mux))
+	mux.Handle("GET "+openAPIPath, openAPIHandler(g.params)) // described from the params bound
+	g.busy = a.mx().busy.Inc
+	return a.mx().instrument(mux, a.accessLog(g.wrap(mux)))
 }
 
 // commandHandler runs serve for each request under requestTimeout and writes its result
