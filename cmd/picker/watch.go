@@ -106,11 +106,14 @@ type watch struct {
 	red  *redact.Redactor // the app's secrets plus the webhook URL's
 }
 
-// watcher evaluates the watches and keeps their state; one evaluation at a time.
+// watcher evaluates the watches and keeps their state: one evaluation at a time
+// (evalMu), which works on a copy of each watch's state, so /v1/watches (mu) never waits
+// for a recommendation or a webhook.
 type watcher struct {
 	a       *app
 	path    string
 	watches []watch
+	evalMu  sync.Mutex
 	mu      sync.Mutex
 	state   map[string]*watchState
 	figures map[string]string
@@ -209,23 +212,34 @@ func (w *watcher) save() error {
 
 // evaluate runs every watch once, after a successful refresh.
 func (w *watcher) evaluate(ctx context.Context) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.evalMu.Lock()
+	defer w.evalMu.Unlock()
 	for i := range w.watches {
 		w.evaluateOne(ctx, &w.watches[i])
 	}
-	if err := w.save(); err != nil {
+	w.mu.Lock()
+	err := w.save()
+	w.mu.Unlock()
+	if err != nil {
 		w.a.log.Warn("watch state not saved", "path", w.path, "error", err)
 	}
 }
 
 func (w *watcher) evaluateOne(ctx context.Context, wt *watch) {
 	name := wt.cfg.Name
-	st := w.state[name]
-	if st == nil {
-		st = &watchState{State: watchUnknown}
-		w.state[name] = st
+	st := &watchState{State: watchUnknown}
+	figure := ""
+	w.mu.Lock()
+	if p := w.state[name]; p != nil {
+		*st = *p // a copy: its pointers are replaced, never written through
 	}
+	figure = w.figures[name]
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.state[name], w.figures[name] = st, figure
+		w.mu.Unlock()
+	}()
 	now := w.a.now().UTC()
 	st.LastEvaluated = &now
 	o := w.a.newRecommendOptions()
@@ -241,8 +255,8 @@ func (w *watcher) evaluateOne(ctx context.Context, wt *watch) {
 		return
 	}
 	st.Error = ""
-	value, figure, offer := watchFigure(out, wt.key)
-	w.figures[name] = figure
+	value, fig, offer := watchFigure(out, wt.key)
+	figure = fig
 	st.Value, st.Offer = value, offer
 	if value == nil || *value > wt.max {
 		if st.State == watchBelow {
