@@ -41,18 +41,34 @@ func TestPickerLinksNoCloudSDK(t *testing.T) {
 		}
 		return false
 	}
+	out, err := exec.Command(gobin, "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "github.com/pickergpu/picker/cmd/picker").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	// protobuf is let in only through the Prometheus client (the daemon's /metrics,
+	// issue 25), which has no build without it: no SDK, gRPC or other importer.
+	const protobuf = "google.golang.org/protobuf"
+	viaPrometheus := true
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] == protobuf || strings.HasPrefix(f[0], protobuf+"/") || strings.HasPrefix(f[0], "github.com/prometheus/") {
+			continue
+		}
+		for _, imp := range f[1:] {
+			if imp == protobuf || strings.HasPrefix(imp, protobuf+"/") {
+				viaPrometheus = false
+				t.Errorf("picker links %s through %s: protobuf is allowed only through the Prometheus client", imp, f[0])
+			}
+		}
+	}
 	for _, p := range deps("github.com/pickergpu/picker/cmd/picker") {
-		if sdk(p) {
+		if sdk(p) && !(viaPrometheus && (p == protobuf || strings.HasPrefix(p, protobuf+"/"))) {
 			t.Errorf("picker links %s: the cloud SDKs belong in picker-fetch (use the adapter's light package and providers/fetchproc)", p)
 		}
 	}
 	// encoding/gob's init (~0.3 ms) runs in every command; offers have pricing.AppendOffers.
 	// The one importer allowed is the MCP SDK (`picker mcp`, issue 25), which has no build
 	// without it.
-	out, err := exec.Command(gobin, "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "github.com/pickergpu/picker/cmd/picker").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
 	for _, l := range strings.Split(string(out), "\n") {
 		f := strings.Fields(l)
 		if len(f) > 1 && slices.Contains(f[1:], "encoding/gob") && !strings.HasPrefix(f[0], "github.com/modelcontextprotocol/go-sdk/") {
