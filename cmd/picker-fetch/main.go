@@ -11,10 +11,13 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/pickergpu/picker/buildinfo"
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/aws"
 	"github.com/pickergpu/picker/providers/fetchproc"
@@ -29,6 +32,9 @@ var adapters = []providers.Descriptor{
 }
 
 func main() {
+	if printVersion(os.Args[1:], os.Stdout, buildinfo.Get()) {
+		os.Exit(0)
+	}
 	// picker cancels a fetch with SIGTERM (Ctrl-C reaches the whole process group).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stdout := os.Stdout
@@ -36,4 +42,14 @@ func main() {
 	code := fetchproc.Main(ctx, os.Args[1:], os.Stdin, stdout, os.Stderr, adapters)
 	stop()
 	os.Exit(code)
+}
+
+// printVersion answers `picker-fetch --version` (or -version) with the build's version
+// line, the same build information `picker version` shows, and reports whether it did.
+func printVersion(args []string, w io.Writer, b buildinfo.Info) bool {
+	if len(args) != 1 || (args[0] != "--version" && args[0] != "-version") {
+		return false
+	}
+	fmt.Fprintf(w, "picker-fetch %s\n", b)
+	return true
 }

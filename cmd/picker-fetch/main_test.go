@@ -2,8 +2,10 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/pickergpu/picker/buildinfo"
 	"github.com/pickergpu/picker/providers/fetchproc"
 	"github.com/pickergpu/picker/providers/registry"
 )
@@ -32,6 +34,24 @@ func TestAdaptersMatchRegistry(t *testing.T) {
 			if _, isChild := p.(*fetchproc.Provider); isChild {
 				t.Errorf("%s: picker-fetch's adapter runs picker-fetch again", d.Name)
 			}
+		}
+	}
+}
+
+// TestVersion: --version prints the stamped build's line; other arguments are the
+// fetch's own.
+func TestVersion(t *testing.T) {
+	var b strings.Builder
+	info := buildinfo.From("v1.2.3", "0123456789abcdef", "2026-12-01T10:00:00Z", nil)
+	if !printVersion([]string{"--version"}, &b, info) {
+		t.Fatal("--version not answered")
+	}
+	if got, want := b.String(), "picker-fetch v1.2.3 (0123456789ab, 2026-12-01T10:00:00Z) "+info.Go+"\n"; got != want {
+		t.Errorf("--version = %q, want %q", got, want)
+	}
+	for _, args := range [][]string{nil, {"aws"}, {"--version", "aws"}} {
+		if printVersion(args, &b, info) {
+			t.Errorf("%q taken for --version", args)
 		}
 	}
 }

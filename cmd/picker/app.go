@@ -192,6 +192,7 @@ that fits.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{plainFlagError(err)}
 	})
+	a.distribution(root)
 	root.AddCommand(
 		a.offersCmd(), a.gpusCmd(), a.exportCmd(), a.historyCmd(), a.providersCmd(), a.refreshCmd(), a.estimateCmd(), a.recommendCmd(), a.daemonCmd(), a.mcpCmd(), a.versionCmd(),
 	)
