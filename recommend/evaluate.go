@@ -161,16 +161,23 @@ func (e *evaluator) variant(k variantKey) *variant {
 	if k.gpus > 1 && j.Shard == "" && e.in.Model.IsImageModel() {
 		j.Shard = fit.ShardNone // image pipelines run one per GPU
 	}
-	if k.fp16 {
+	v := e.estimate(j, k.fp16)
+	if k.gpus <= maxCachedGPUs {
+		e.cache[k.gpus][fi] = v
+	}
+	return v
+}
+
+// estimate is the variant of job j (fp16: switched to fp16 for a GPU without bf16): its
+// estimate and the need per GPU with headroom.
+func (e *evaluator) estimate(j fit.Job, fp16 bool) *variant {
+	if fp16 {
 		j = j.WithFP16()
 	}
 	v := &variant{}
 	v.res, v.err = fit.Estimate(e.in.Model, j)
 	if v.err == nil {
 		v.need = v.res.DeviceTotalGiB * (1 + e.headroom/100)
-	}
-	if k.gpus <= maxCachedGPUs {
-		e.cache[k.gpus][fi] = v
 	}
 	return v
 }

@@ -95,14 +95,7 @@ func (e *evaluator) multiVariant(k variantKey) *variant {
 	}
 	j := e.job
 	j.GPUs, j.Nodes, j.NodesAuto = k.gpus, k.nodes, false
-	if k.fp16 {
-		j = j.WithFP16()
-	}
-	v := &variant{}
-	v.res, v.err = fit.Estimate(e.in.Model, j)
-	if v.err == nil {
-		v.need = v.res.DeviceTotalGiB * (1 + e.headroom/100)
-	}
+	v := e.estimate(j, k.fp16)
 	e.multiCache[k] = v
 	return v
 }

@@ -327,16 +327,7 @@ func rankFitsFrontier(ev *evaluator, top int, withFrontier bool) ([]Fit, []Fit) 
 				fast = p
 			}
 		}
-		if len(best) == top && !ev.better(&cd, &best[top-1]) {
-			continue
-		}
-		k := sort.Search(len(best), func(j int) bool { return ev.better(&cd, &best[j]) })
-		best = append(best, cand{})
-		copy(best[k+1:], best[k:])
-		best[k] = cd
-		if len(best) > top {
-			best = best[:top]
-		}
+		best = keepTop(best, cd, top, func(a, b *cand) bool { return ev.better(a, b) })
 	}
 	var front []Fit
 	onFront := map[int]bool{}
@@ -394,6 +385,20 @@ func checkTimeInput(in *RecommendInput) error {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// keepTop inserts x into best (sorted by better, at most top long) where it belongs, and
+// drops what falls off the end: the top of many candidates without sorting them all.
+func keepTop[T any](best []T, x T, top int, better func(a, b *T) bool) []T {
+	if len(best) == top && !better(&x, &best[top-1]) {
+		return best
+	}
+	k := sort.Search(len(best), func(j int) bool { return better(&x, &best[j]) })
+	best = slices.Insert(best, k, x)
+	if len(best) > top {
+		best = best[:top]
+	}
+	return best
+}
 
 // point is a timed candidate reduced to what the frontier needs (24 bytes, so 100k
 // offers stay cheap to keep and sort).

@@ -3,7 +3,6 @@ package recommend
 import (
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/pickergpu/picker/pricing"
 )
@@ -125,15 +124,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	// are kept in a short sorted list, as rankFitsFrontier does.
 	best := make([]*cand, 0, min(top, len(p.cands))+1) // a huge --top costs nothing
 	for k := range p.cands {
-		cd := &p.cands[k]
-		if len(best) == top && !ev.better(cd, best[top-1]) {
-			continue
-		}
-		at := sort.Search(len(best), func(j int) bool { return ev.better(cd, best[j]) })
-		best = slices.Insert(best, at, cd)
-		if len(best) > top {
-			best = best[:top]
-		}
+		best = keepTop(best, &p.cands[k], top, func(a, b **cand) bool { return ev.better(*a, *b) })
 	}
 	var t *cand
 	if len(best) >= top {
