@@ -14,8 +14,8 @@ import (
 //
 // AppendOffers writes the count (uvarint), then per offer every field of Offer in order:
 // strings as uvarint length and bytes, numbers as IEEE 754 bits (little endian),
-// ObservedAt in time.Time's binary form. TestOfferCodecCoversEveryField fails when
-// Offer gains a field the layout does not carry.
+// ObservedAt in time.Time's binary form, Source, and Available as one byte.
+// TestOfferCodecCoversEveryField fails when Offer gains a field the layout does not carry.
 func AppendOffers(b []byte, offers []Offer) []byte {
 	b = binary.AppendUvarint(b, uint64(len(offers)))
 	for i := range offers {
@@ -37,7 +37,8 @@ func appendOffer(b []byte, o *Offer) []byte {
 	var tb [24]byte
 	t, _ := o.ObservedAt.AppendBinary(tb[:0]) // fails only for a zone offset that is not whole minutes
 	b = append(binary.AppendUvarint(b, uint64(len(t))), t...)
-	return appendString(b, o.Source)
+	b = appendString(b, o.Source)
+	return append(b, byte(o.Available))
 }
 
 func appendString(b []byte, s string) []byte {
@@ -77,6 +78,9 @@ func (od *OfferDecoder) Decode(p []byte) ([]Offer, error) {
 			d.err = o.ObservedAt.UnmarshalBinary(t)
 		}
 		o.Source = d.str()
+		if o.Available = Availability(d.byte()); d.err == nil && o.Available > SoldOut {
+			d.err = fmt.Errorf("availability %d", o.Available)
+		}
 		if d.err != nil {
 			return nil, fmt.Errorf("offer %d: %w", i, d.err)
 		}
@@ -128,6 +132,18 @@ func (d *decoder) str() string {
 	s := string(b)
 	d.strs[s] = s
 	return s
+}
+
+func (d *decoder) byte() byte {
+	if d.err == nil && len(d.p) < 1 {
+		d.err = errors.New("cut short")
+	}
+	if d.err != nil {
+		return 0
+	}
+	v := d.p[0]
+	d.p = d.p[1:]
+	return v
 }
 
 func (d *decoder) float() float64 {

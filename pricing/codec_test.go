@@ -14,9 +14,9 @@ func TestOfferCodecRoundTrip(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	offers := []Offer{
 		{Provider: "aws", Region: "us-east-1", Zone: "us-east-1a", InstanceType: "p4d.24xlarge", GPUModel: "A100-40GB", GPUCount: 8,
-			GPUMemGiB: 39.4, GPUMemReportedGiB: 40, VCPUs: 96, RAMGiB: 1152, Purchase: Spot, PriceUSDHr: 9.83, Currency: "USD", ObservedAt: at, Source: SourceAPI},
+			GPUMemGiB: 39.4, GPUMemReportedGiB: 40, VCPUs: 96, RAMGiB: 1152, Purchase: Spot, PriceUSDHr: 9.83, Currency: "USD", ObservedAt: at, Source: SourceAPI, Available: SoldOut},
 		{Provider: "aws", Region: "us-east-1", InstanceType: "g5.xlarge", GPUModel: "A10G", GPUCount: 1, GPUMemGiB: 22, VCPUs: 4, RAMGiB: 16,
-			Purchase: OnDemand, PriceUSDHr: 1.006, Currency: "USD", Source: SourceAPI},
+			Purchase: OnDemand, PriceUSDHr: 1.006, Currency: "USD", Source: SourceAPI, Available: AvailableNow},
 		{}, // every field zero, the zero time included
 	}
 	var d OfferDecoder
@@ -36,15 +36,17 @@ func TestOfferCodecRoundTrip(t *testing.T) {
 		t.Error("a provider name repeated across payloads was not shared")
 	}
 	for name, bad := range map[string][]byte{
-		"empty":      nil,
-		"cut short":  p[:len(p)-1],
-		"padded":     append(append([]byte(nil), p...), 0),
-		"count lies": append([]byte{0xff, 0x01}, p[1:]...),
-		"bad varint": {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
-		"no offers":  {1},
+		"empty":            nil,
+		"cut short":        p[:len(p)-1],
+		"padded":           append(append([]byte(nil), p...), 0),
+		"count lies":       append([]byte{0xff, 0x01}, p[1:]...),
+		"bad varint":       {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+		"no offers":        {1},
+		"bad availability": append(AppendOffers(nil, offers[1:2])[:len(AppendOffers(nil, offers[1:2]))-1], 7),
 	} {
 		if out, err := d.Decode(bad); err == nil {
 			t.Errorf("%s: decoded %d offers from malformed data", name, len(out))
 		}
 	}
 }
+

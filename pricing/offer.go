@@ -51,6 +51,10 @@ type Offer struct {
 	// Source says where the price came from: "snapshot" for the embedded catalog,
 	// "api" for a live refresh, "file" for a user's price file.
 	Source string `json:"source"`
+	// Available is the provider's word on capacity at ObservedAt (Lambda, RunPod,
+	// Hyperstack, Shadeform, Prime Intellect say it); unknown (omitted) for the rest.
+	// recommend ranks an unavailable offer after every launchable one.
+	Available Availability `json:"available,omitempty"`
 }
 
 // Where an offer's price came from (Offer.Source). Callers compare against these, never

@@ -18,7 +18,9 @@ import (
 // reports): everything else is in pricing.Shape.
 // GPUMemReportedGiB is not read either, and is a function of the shape anyway (the
 // provider's figure that WithUsableMemory moved aside for the GPU model's usable one).
-var notShape = []string{"Region", "Zone", "PriceUSDHr", "Currency", "ObservedAt", "Source", "GPUMemReportedGiB"}
+// Available (the provider's stock word) is per place and time, like the price: it orders
+// the ranking, never the fit.
+var notShape = []string{"Region", "Zone", "PriceUSDHr", "Currency", "ObservedAt", "Source", "GPUMemReportedGiB", "Available"}
 
 // TestEvaluationDependsOnlyOnShape guards recommend's per-shape read: an offer's
 // evaluation (fits or not, need, spare, GPUs used, job hours) must be a function of its
