@@ -49,4 +49,3 @@ func TestOfferCodecRoundTrip(t *testing.T) {
 		}
 	}
 }
-
