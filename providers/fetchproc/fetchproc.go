@@ -28,7 +28,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
@@ -200,13 +199,17 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = waitDelay
-	out, err := cmd.StdoutPipe()
+	out, w, err := os.Pipe()
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Internal, "%s: %s: %w", p.name, Program, err)
 	}
-	if err := cmd.Start(); err != nil {
+	defer out.Close()
+	cmd.Stdout = w
+	ownGroup(cmd, out)
+	err = cmd.Start()
+	w.Close() // the child has its copy; ours would keep the pipe open past its exit
+	if err != nil {
 		return nil, pricing.Errorf(pricing.Internal, "%s: start %s (%s): %w", p.name, Program, path, err)
 	}
 	p.mu.Lock()
@@ -214,10 +217,16 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	p.mu.Unlock()
 
 	offers := 0
+	var dropped []string
 	snap, rerr := read(out, func(part []pricing.Offer) error {
+		part, warn := recheck(p.name, part)
+		dropped = append(dropped, warn...)
 		offers += len(part)
 		return emit(part)
 	}, func(pr providers.Progress) { providers.ReportProgress(ctx, pr) })
+	if snap != nil {
+		snap.Warnings = append(snap.Warnings, dropped...)
+	}
 	if rerr == nil {
 		// The child has sent its result and is exiting; one that lingers is stopped.
 		t := time.AfterFunc(waitDelay, cancel)

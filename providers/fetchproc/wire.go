@@ -209,7 +209,9 @@ func (fr *frameReader) read() (frame, error) {
 		f.Progress = &providers.Progress{}
 		err = json.Unmarshal(p, f.Progress)
 	default:
-		f.Offers, err = fr.offers.Decode(p)
+		if err = checkPartCount(p); err == nil {
+			f.Offers, err = fr.offers.Decode(p)
+		}
 	}
 	if err != nil {
 		return frame{}, fmt.Errorf("%w: frame %q: %v", errGarbled, kind, err)
