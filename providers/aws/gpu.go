@@ -16,6 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers"
 )
 
 // ec2API is the EC2 methods the adapter uses, with the SDK's signatures, so the SDK's
@@ -280,8 +281,12 @@ func describe(ctx context.Context, c ec2API, values ...string) (map[string]cache
 	in := &ec2.DescribeInstanceTypesInput{MaxResults: awssdk.Int32(100), Filters: gpuFamilyFilter(values...)}
 	described := map[string]cachedFacts{}
 	pg := ec2.NewDescribeInstanceTypesPaginator(c, in, func(o *ec2.DescribeInstanceTypesPaginatorOptions) { o.StopOnDuplicateToken = true })
+	var guard providers.PageGuard // StopOnDuplicateToken misses A, B, A
 	for pg.HasMorePages() {
 		out, err := pg.NextPage(ctx)
+		if err == nil {
+			err = guard.Next("DescribeInstanceTypes", awssdk.ToString(out.NextToken))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("describe instance types: %w", err)
 		}
@@ -313,8 +318,12 @@ func offeredGPUTypes(ctx context.Context, c ec2API) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	pg := ec2.NewDescribeInstanceTypeOfferingsPaginator(c, in, func(o *ec2.DescribeInstanceTypeOfferingsPaginatorOptions) { o.StopOnDuplicateToken = true })
+	var guard providers.PageGuard
 	for pg.HasMorePages() {
 		out, err := pg.NextPage(ctx)
+		if err == nil {
+			err = guard.Next("DescribeInstanceTypeOfferings", awssdk.ToString(out.NextToken))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("describe instance type offerings: %w", err)
 		}

@@ -16,6 +16,7 @@ import (
 	pricingtypes "github.com/aws/aws-sdk-go-v2/service/pricing/types"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/providers"
 )
 
 // getProductsAPI is the one Pricing method the adapter uses, with the SDK's signature, so
@@ -56,9 +57,13 @@ func getProducts(ctx context.Context, c getProductsAPI, region string, pageSize 
 	}
 	pg := awspricing.NewGetProductsPaginator(c, in, func(o *awspricing.GetProductsPaginatorOptions) { o.StopOnDuplicateToken = true })
 	var item priceItem
+	var guard providers.PageGuard // StopOnDuplicateToken misses A, B, A
 	for pg.HasMorePages() {
 		out, err := pg.NextPage(ctx)
 		if err != nil {
+			return err
+		}
+		if err := guard.Next("GetProducts "+region, awssdk.ToString(out.NextToken)); err != nil {
 			return err
 		}
 		for i, s := range out.PriceList {

@@ -9,6 +9,8 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/pickergpu/picker/providers"
 )
 
 // spotRecord is one zone's current spot price of an instance type.
@@ -38,9 +40,13 @@ func spotPrices(ctx context.Context, c ec2API, types []string, now time.Time) ([
 			MaxResults:          awssdk.Int32(1000),
 		}
 		pg := ec2.NewDescribeSpotPriceHistoryPaginator(c, in, func(o *ec2.DescribeSpotPriceHistoryPaginatorOptions) { o.StopOnDuplicateToken = true })
+		var guard providers.PageGuard // StopOnDuplicateToken misses A, B, A
 		for pg.HasMorePages() {
 			page, err := pg.NextPage(ctx)
 			if err != nil {
+				return nil, err
+			}
+			if err := guard.Next("DescribeSpotPriceHistory", awssdk.ToString(page.NextToken)); err != nil {
 				return nil, err
 			}
 			for _, s := range page.SpotPriceHistory {

@@ -141,8 +141,9 @@ func (p *Provider) httpClient(ctx context.Context, apiKey string, scopes ...stri
 	}
 	// Credentials are added by the transport to every request, so a redirect to another
 	// host would carry them: the client refuses such redirects (httpx.CheckRedirect);
-	// the transport caps every answer at httpx.MaxBodyBytes.
-	return &http.Client{Transport: &httpx.Transport{Ctx: ctx, Base: base, Policy: p.opts.policy}, CheckRedirect: httpx.CheckRedirect}, nil
+	// the transport caps every answer at httpx.MaxBodyBytes; pageGuard stops a list
+	// whose page tokens loop.
+	return &http.Client{Transport: &pageGuard{next: &httpx.Transport{Ctx: ctx, Base: base, Policy: p.opts.policy}}, CheckRedirect: httpx.CheckRedirect}, nil
 }
 
 func (p *Provider) clientOptions(hc *http.Client) []option.ClientOption {
@@ -200,6 +201,9 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	}
 	if len(p.cfg.Regions) > 0 {
 		snap.Regions = slices.Clone(p.cfg.Regions)
+	}
+	if providers.WantsQuotas(ctx) {
+		snap.Quotas = p.readQuotas(ctx, computeHC, quotaRegions(p.cfg.Regions, snap.Offers), now) // quota.go
 	}
 	return snap, nil
 }
