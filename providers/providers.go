@@ -131,12 +131,48 @@ type Descriptor struct {
 	Description string
 	// Options are the provider-specific keys, in addition to CommonOptions.
 	Options []Option
+	// Needs is what a refresh asks of the user (a key, an account, nothing), for
+	// `picker providers`.
+	Needs Needs
 	// Config is the zero value of the adapter's Config type: the config package decodes
 	// [providers.NAME] into a value of this type, strictly, and hands it to New.
 	Config Section
 	// New builds the provider from its config section, which is the adapter's own
 	// Config type (a value, not a pointer); a wrong type is a programming error.
 	New func(cfg any) (Provider, error)
+}
+
+// What a provider's refresh needs (Needs.Kind).
+const (
+	NeedsNothing     = "none"         // a public price list
+	NeedsKey         = "api key"      // a key in the environment variable api_key_env names
+	NeedsOptionalKey = "optional key" // works without; a key is sent when the variable is set
+	NeedsAccount     = "account"      // cloud account credentials (an SDK's chain)
+	NeedsFiles       = "files"        // the user's own price files
+)
+
+// Needs says what a provider's refresh asks of its user, so `picker providers` can
+// tell which adapters work as they are and which want a key, and from where.
+type Needs struct {
+	// Kind is one of the Needs* constants.
+	Kind string
+	// KeyEnv is api_key_env's default: the environment variable read for the key.
+	KeyEnv string
+	// Where says where to get the key or the account ("Fluidstack console, API keys").
+	Where string
+}
+
+// String is the short form `picker providers` shows: "none", "api key $LAMBDA_API_KEY",
+// "optional key $RUNPOD_API_KEY", "account (AWS credential chain)".
+func (n Needs) String() string {
+	s := n.Kind
+	if n.KeyEnv != "" {
+		s += " $" + n.KeyEnv
+	}
+	if n.Kind == NeedsAccount && n.Where != "" {
+		s += " (" + n.Where + ")"
+	}
+	return s
 }
 
 // AllOptions returns CommonOptions followed by the descriptor's own options.

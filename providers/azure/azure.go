@@ -69,6 +69,7 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "api_key_env", Help: "not used: the Retail Prices API needs no key (accepted so every HTTP provider takes the same keys)"},
 	},
+	Needs:  providers.Needs{Kind: providers.NeedsNothing, Where: "public Retail Prices API"},
 	Config: Config{},
 	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
@@ -229,20 +230,8 @@ func (p *Provider) firstURL(region string) string {
 	return u.String()
 }
 
-// nextURL points Azure's absolute NextPageLink at the configured endpoint, so a proxy or
-// test server keeps receiving the later pages.
-func (p *Provider) nextURL(link string) (string, error) {
-	u, err := url.Parse(link)
-	if err != nil {
-		return "", err
-	}
-	u.Scheme, u.Host, u.User = p.base.Scheme, p.base.Host, nil
-	if p.base.Path != "" && !strings.HasPrefix(u.Path, p.base.Path+"/") {
-		u.Path = p.base.Path + u.Path
-		u.RawPath = ""
-	}
-	return u.String(), nil
-}
+// nextURL points Azure's absolute NextPageLink at the configured endpoint (httpx.Rebase).
+func (p *Provider) nextURL(link string) (string, error) { return httpx.Rebase(p.base, link) }
 
 // withSkip replaces (or adds) the $skip parameter of a page URL.
 func withSkip(raw string, skip int) string {

@@ -13,7 +13,6 @@ import (
 	"maps"
 	"math"
 	"net/http"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -55,6 +54,7 @@ var Descriptor = providers.Descriptor{
 		{Key: "api_key_env", Help: "environment variable that holds the Lambda Cloud API key (required)", Default: DefaultAPIKeyEnv},
 		{Key: "include_unavailable", Help: "also list instance types in regions that have no capacity right now", Default: "false"},
 	},
+	Needs:  providers.Needs{Kind: providers.NeedsKey, KeyEnv: DefaultAPIKeyEnv, Where: "Lambda Cloud dashboard, API keys"},
 	Config: Config{},
 	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }
@@ -115,29 +115,13 @@ type instanceType struct {
 	GPUDescription string `json:"gpu_description"`
 	// PriceCents is an integer in the OpenAPI schema; the spec's own example writes it
 	// as a string, so both are read.
-	PriceCents *cents `json:"price_cents_per_hour"`
+	PriceCents *httpx.Number `json:"price_cents_per_hour"`
 	Specs      *struct {
 		VCPUs      float64 `json:"vcpus"`
 		MemoryGiB  float64 `json:"memory_gib"`
 		StorageGiB float64 `json:"storage_gib"`
 		GPUs       float64 `json:"gpus"`
 	} `json:"specs"`
-}
-
-// cents reads a JSON number or a string holding one.
-type cents float64
-
-func (c *cents) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if unq, err := strconv.Unquote(s); err == nil {
-		s = strings.TrimSpace(unq)
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return &json.UnmarshalTypeError{Value: "value " + string(b), Type: reflect.TypeFor[float64]()}
-	}
-	*c = cents(v)
-	return nil
 }
 
 // errorBody is Lambda's error envelope.

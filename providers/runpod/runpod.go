@@ -63,6 +63,7 @@ var Descriptor = providers.Descriptor{
 		{Key: "api_key_env", Help: "environment variable that holds a RunPod API key; sent when set (prices are readable without one)", Default: DefaultAPIKeyEnv},
 		{Key: "clouds", Help: "which clouds to price: \"secure\" (RunPod data centres), \"community\" (vetted hosts), or both", Default: `["secure", "community"]`},
 	},
+	Needs:  providers.Needs{Kind: providers.NeedsOptionalKey, KeyEnv: DefaultAPIKeyEnv, Where: "RunPod console, Settings, API Keys (read-only is enough)"},
 	Config: Config{},
 	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c) }),
 }

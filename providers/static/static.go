@@ -37,6 +37,7 @@ var Descriptor = providers.Descriptor{
 	Options: []providers.Option{
 		{Key: "files", Help: "price files to read: .csv (snapshot columns) or .toml ([[offers]] tables)"},
 	},
+	Needs:  providers.Needs{Kind: providers.NeedsFiles, Where: "[providers.static] files"},
 	Config: Config{},
 	New:    providers.Constructor(Name, func(c Config) (*Provider, error) { return New(c), nil }),
 }
