@@ -26,11 +26,11 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
-	"github.com/robfig/cron/v3"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/registry"
+	"github.com/pickergpu/picker/scheduler"
 )
 
 // Defaults that apply when the file (or a key) is absent.
@@ -499,21 +499,16 @@ func (c *Config) ProviderError(name string, err error) error {
 // Compiled on first use, not in package init, which every picker command runs.
 var envNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
-// CheckSchedule parses a cron spec or descriptor as the scheduler does and refuses a
-// period under MinInterval. "@every" is checked on its own text: the cron library turns
-// a negative or sub-second delay into one second.
+// CheckSchedule parses a cron spec or descriptor as the scheduler does (scheduler.Parse:
+// the zone prefix validated, no panic) and refuses a period under MinInterval. "@every"
+// is checked on its own text, after any TZ=/CRON_TZ= prefix: the cron library turns a
+// negative or sub-second delay into one second.
 func CheckSchedule(spec string) error {
-	if rest, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every"); ok {
-		d, err := time.ParseDuration(strings.TrimSpace(rest))
-		if err != nil {
-			return fmt.Errorf("bad @every duration: %v", err)
-		}
-		if d < MinInterval {
-			return fmt.Errorf("every %v is shorter than the minimum interval %v", d, MinInterval)
-		}
+	if d, ok, err := scheduler.Every(spec); err == nil && ok && d < MinInterval {
+		return fmt.Errorf("every %v is shorter than the minimum interval %v", d, MinInterval)
 	}
-	if _, err := cron.ParseStandard(spec); err != nil {
-		return err
+	if _, err := scheduler.Parse(spec); err != nil {
+		return errors.Unwrap(err)
 	}
 	return nil
 }

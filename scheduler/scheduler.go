@@ -85,9 +85,11 @@ func New(ctx context.Context, opts Options) *Scheduler {
 }
 
 // Parse parses a cron spec as the config does (cron.ParseStandard: 5 fields or a
-// descriptor), so a spec the config accepted is one the scheduler runs.
+// descriptor, after an optional TZ= or CRON_TZ= zone), so a spec the config accepted is
+// one the scheduler runs. The zone prefix and an @every delay are validated first
+// (spec.go): cron's parser panics on a zone with nothing after it.
 func Parse(spec string) (cron.Schedule, error) {
-	sched, err := cron.ParseStandard(spec)
+	sched, err := parseSpec(spec)
 	if err != nil {
 		return nil, fmt.Errorf("schedule %q: %w", spec, err)
 	}

@@ -87,7 +87,8 @@ The web page, on the same listener: / (ask), /offers (compare, CSV), /history,
 /providers; it answers with the same commands as the API.
 
 SIGINT or SIGTERM stops it gracefully: no new requests, running refreshes cancelled,
-bounded by --shutdown-timeout; a second signal exits at once.`,
+bounded by --shutdown-timeout; a second signal exits at once. SIGHUP is logged and
+ignored: the config is read once, at start; restart the daemon to apply a change.`,
 		Example: `  picker daemon
   picker daemon --listen 127.0.0.1:9090 --log-format json
   curl 'localhost:8080/v1/recommend?model=llama-2-7b&task=lora&batch=4'`,
@@ -122,6 +123,7 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer a.watchSignals(cancel)()
+	defer a.ignoreHangup()() // sighup.go
 
 	st, err := a.store(ctx)
 	if err != nil {

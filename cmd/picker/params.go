@@ -117,6 +117,9 @@ func BindParams(ps []param, l Lookup) error {
 			}
 			v = p.def
 		}
+		if err := checkFinite(p, v); err != nil { // bindbounds.go
+			return err
+		}
 		if err := p.set(v); err != nil {
 			return pricing.WithParam(err, p.name)
 		}
@@ -176,7 +179,7 @@ func (r *JobRequest) params() []param {
 				return err
 			}
 			r.PinGPUs = r.Job.GPUs > 0
-			return nil
+			return checkJobGPUs(r.Job.GPUs)
 		}})
 	}
 	return ps
