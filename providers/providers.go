@@ -70,6 +70,9 @@ type Snapshot struct {
 	// Warnings are non-fatal findings worth a log line: unknown GPU names kept raw,
 	// machines skipped for missing SKUs, sizes not in a table.
 	Warnings []string
+	// Quotas is the account's quota read (quota.go), when the context asked for one and
+	// the provider has quotas; nil otherwise.
+	Quotas *QuotaReport
 }
 
 // Common holds the config keys every provider section takes (CONTRACT.md, Config).

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/store"
 )
@@ -40,6 +41,9 @@ type Job struct {
 	// (providers.Progress: regions or pages done, offers so far), on the fetch's
 	// goroutines, one report at a time; it must not block.
 	Progress func(providers.Progress)
+	// QuotaEvery is how often the account's quotas are read (launch.go: the schedule's
+	// period); 0 reads them on every refresh.
+	QuotaEvery time.Duration
 }
 
 // Result is what one provider's refresh did.
@@ -88,16 +92,24 @@ func Run(ctx context.Context, st Store, job Job, now func() time.Time) Result {
 		defer cancel()
 	}
 	ctx = providers.WithProgress(ctx, job.Progress)
+	if ls, ok := st.(LaunchStore); ok && quotaDue(ctx, ls, job, started) {
+		ctx = providers.WithQuotaRead(ctx)
+	}
+	ctx = withMarket(ctx, st, job, started) // market.go
+	tap := &capacityTap{}
 	var wr store.WriteResult
 	var err error
 	if sp, ss, ok := streaming(job.Provider, st); ok {
-		wr, err = runStream(ctx, ss, sp, job, &res, started, now)
+		wr, err = runStream(ctx, ss, sp, job, &res, started, now, tap)
 	} else {
 		var snap *providers.Snapshot
 		snap, err = job.Provider.Fetch(ctx)
 		var in store.WriteInput
 		in, err = prepare(job.Name, snap, snapOffers(snap), err, &res, job.Redact)
 		if err == nil {
+			tap.add(snap.Offers)
+			writeLaunch(ctx, st, job, snap, tap, started)
+			writeMarket(ctx, st, job, snap, started)
 			in.Offers = snap.Offers
 			in.Started, in.Finished = started, now().UTC()
 			wr, err = st.WriteSnapshot(ctx, job.Name, in)
@@ -139,17 +151,22 @@ func streaming(p providers.Provider, st Store) (providers.Streamer, Spooler, boo
 // arrives, without the write lock (a real AWS fetch takes minutes while the daemon's
 // other providers write), and the spool is written in one transaction at the end. A
 // stream that fails midway writes nothing.
-func runStream(ctx context.Context, ss Spooler, sp providers.Streamer, job Job, res *Result, started time.Time, now func() time.Time) (store.WriteResult, error) {
+func runStream(ctx context.Context, ss Spooler, sp providers.Streamer, job Job, res *Result, started time.Time, now func() time.Time, tap *capacityTap) (store.WriteResult, error) {
 	spool, err := ss.NewSpool(job.Name)
 	if err != nil {
 		return store.WriteResult{}, storeError(job.Name, err)
 	}
 	defer spool.Close()
-	snap, err := sp.Stream(ctx, spool.Add)
+	snap, err := sp.Stream(ctx, func(part []pricing.Offer) error {
+		tap.add(part)
+		return spool.Add(part)
+	})
 	in, err := prepare(job.Name, snap, spool.Len(), err, res, job.Redact)
 	if err != nil {
 		return store.WriteResult{}, err
 	}
+	writeLaunch(ctx, ss, job, snap, tap, started)
+	writeMarket(ctx, ss, job, snap, started)
 	in.Started, in.Finished = started, now().UTC()
 	wr, err := ss.WriteSpool(ctx, job.Name, spool, in)
 	return wr, storeError(job.Name, err)

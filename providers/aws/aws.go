@@ -297,7 +297,14 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	if err := st.emitSpot(facts.m, now, tr); err != nil {
 		return nil, fmt.Errorf("aws: %w", err)
 	}
-	return st.snapshot()
+	snap, err := st.snapshot()
+	if err == nil && providers.WantsQuotas(ctx) {
+		snap.Quotas = p.readQuotas(ctx, awsCfg, now) // quota.go
+	}
+	if err == nil && providers.WantsMarket(ctx) {
+		snap.Market = p.readMarket(ctx, awsCfg, pc, facts.types(), now) // market.go
+	}
+	return snap, err
 }
 
 // regionType keys a spot price.

@@ -34,6 +34,15 @@ type fakeAWS struct {
 	// ("GetProducts", "DescribeInstanceTypes", "DescribeSpotPriceHistory"), the region
 	// and how many calls of that API and region came before this one.
 	fault func(w http.ResponseWriter, api, region string, n int) bool
+	// quotaValue, when set, gives the Value of a quota code in a region (ok false: the
+	// fixture's); quotaFault may answer a GetServiceQuota instead (quota_test.go).
+	quotaValue func(region, code string) (float64, bool)
+	quotaFault func(w http.ResponseWriter, region, code string, n int) bool
+
+	// marketFault may answer a market call (market_test.go) instead of the fixtures;
+	// scored lists the types GetSpotPlacementScores was asked about.
+	marketFault func(w http.ResponseWriter, api, region string, n int) bool
+	scored      []string
 
 	mu    sync.Mutex
 	calls map[string]int // "API region" -> calls
@@ -203,13 +212,19 @@ func pageFor(pages [][]byte, token string, re *regexp.Regexp) ([]byte, bool) {
 }
 
 func (f *fakeAWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.serveMarket(w, r) { // market_test.go: the advisor file, EBS prices, placement scores
+		return
+	}
 	scope := scopeRe.FindStringSubmatch(r.Header.Get("Authorization"))
 	if r.Method != http.MethodPost || r.URL.Path != "/" || scope == nil {
 		f.t.Errorf("unsigned or unexpected request %s %s (Authorization %q)", r.Method, r.URL.Path, r.Header.Get("Authorization"))
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	if target := r.Header.Get("X-Amz-Target"); target != "" {
+	if target := r.Header.Get("X-Amz-Target"); strings.HasPrefix(target, sqTargetPrefix) {
+		f.serveQuotas(w, r, target, scope[1], scope[2]) // quota_test.go
+		return
+	} else if target != "" {
 		f.serveProducts(w, r, target, scope[2])
 		return
 	}

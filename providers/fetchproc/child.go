@@ -97,6 +97,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		// on the same pipe and ends the fetch.
 		ctx = providers.WithProgress(ctx, func(pr providers.Progress) { _ = send(frame{Progress: &pr}) })
 	}
+	if req.Quotas {
+		ctx = providers.WithQuotaRead(ctx)
+	}
+	if req.Market {
+		ctx = providers.WithMarketRead(ctx)
+	}
 	p, err := d.New(cfg.Elem().Interface())
 	if err == nil {
 		err = serve(ctx, p, send)
@@ -136,6 +142,11 @@ func serve(ctx context.Context, p providers.Provider, send func(frame) error) er
 	}
 	if err != nil {
 		return err
+	}
+	if snap.Quotas != nil && providers.WantsQuotas(ctx) {
+		if err := send(frame{Quotas: quotasToWire(snap.Quotas)}); err != nil {
+			return fmt.Errorf("%w: %w", errSend, err)
+		}
 	}
 	if err := send(frame{Summary: summarize(snap)}); err != nil {
 		return fmt.Errorf("%w: %w", errSend, err)

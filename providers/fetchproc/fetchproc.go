@@ -183,7 +183,7 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.name, err)
 	}
-	req, err := json.Marshal(request{Protocol: Protocol, Config: p.cfg, Secrets: set.Secrets, Progress: providers.WantsProgress(ctx)})
+	req, err := json.Marshal(request{Protocol: Protocol, Config: p.cfg, Secrets: set.Secrets, Progress: providers.WantsProgress(ctx), Quotas: providers.WantsQuotas(ctx), Market: providers.WantsMarket(ctx)})
 	if err != nil {
 		return nil, pricing.Errorf(pricing.Internal, "%s: encode request for %s: %w", p.name, Program, err)
 	}
@@ -279,6 +279,7 @@ func (e emitError) Error() string { return e.err.Error() }
 // to progress (nil: dropped).
 func read(r io.Reader, emit func([]pricing.Offer) error, progress func(providers.Progress)) (*providers.Snapshot, error) {
 	fr := newFrameReader(r)
+	var quotas *providers.QuotaReport
 	for {
 		f, err := fr.read() // a fresh part each time: emit may keep it
 		if err != nil {
@@ -288,7 +289,12 @@ func read(r io.Reader, emit func([]pricing.Offer) error, progress func(providers
 		case f.Err != nil:
 			return nil, childError{f.Err.err()}
 		case f.Summary != nil:
-			return f.Summary.snapshot(), nil
+			snap := f.Summary.snapshot()
+			snap.Quotas = quotas
+			return snap, nil
+		case f.Quotas != nil:
+			quotas = f.Quotas.report()
+			continue
 		case f.Progress != nil:
 			if progress != nil {
 				progress(*f.Progress)

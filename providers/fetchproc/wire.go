@@ -37,6 +37,12 @@ type request struct {
 	// Progress asks for progress frames (the adapter's providers.Progress reports), sent
 	// between the parts as the fetch goes.
 	Progress bool `json:"progress,omitempty"`
+	// Quotas asks the fetch to read the account's quotas too (providers.WithQuotaRead),
+	// sent back in a quota frame (quota.go).
+	Quotas bool `json:"quotas,omitempty"`
+	// Market asks the fetch to read spot bands and storage prices too
+	// (providers.WithMarketRead), sent back in the summary (market.go).
+	Market bool `json:"market,omitempty"`
 }
 
 // The frame stream on picker-fetch's stdout: frames of one kind byte, the payload's
@@ -60,6 +66,7 @@ const (
 type frame struct {
 	Offers   []pricing.Offer
 	Progress *providers.Progress
+	Quotas   *wireQuotas
 	Summary  *summary
 	Err      *wireError
 }
@@ -69,6 +76,9 @@ type summary struct {
 	Regions  []string             `json:"regions,omitempty"`
 	Failed   map[string]wireError `json:"failed,omitempty"`
 	Warnings []string             `json:"warnings,omitempty"`
+	// Market is the spot-band and storage-price read (market.go); an older parent
+	// ignores it.
+	Market *wireMarket `json:"market,omitempty"`
 }
 
 // wireError is a pricing.Error across the process boundary: its code decides the exit
@@ -92,7 +102,7 @@ func (w wireError) err() error {
 }
 
 func (s *summary) snapshot() *providers.Snapshot {
-	snap := &providers.Snapshot{Regions: s.Regions, Warnings: s.Warnings}
+	snap := &providers.Snapshot{Regions: s.Regions, Warnings: s.Warnings, Market: s.Market.report()}
 	if len(s.Failed) > 0 {
 		snap.Failed = make(map[string]error, len(s.Failed))
 		for part, e := range s.Failed {
@@ -103,7 +113,7 @@ func (s *summary) snapshot() *providers.Snapshot {
 }
 
 func summarize(snap *providers.Snapshot) *summary {
-	s := &summary{Regions: snap.Regions, Warnings: snap.Warnings}
+	s := &summary{Regions: snap.Regions, Warnings: snap.Warnings, Market: marketToWire(snap.Market)}
 	if len(snap.Failed) > 0 {
 		s.Failed = make(map[string]wireError, len(snap.Failed))
 		for part, e := range snap.Failed {
@@ -134,6 +144,8 @@ func (fw *frameWriter) write(f frame) error {
 		kind, doc = kindSummary, f.Summary
 	case f.Progress != nil:
 		kind, doc = kindProgress, f.Progress
+	case f.Quotas != nil:
+		kind, doc = kindQuota, f.Quotas
 	default:
 		kind = kindPart
 	}
@@ -180,14 +192,14 @@ func (fr *frameReader) read() (frame, error) {
 	if err != nil {
 		return frame{}, err
 	}
-	if kind != kindPart && kind != kindSummary && kind != kindError && kind != kindProgress {
+	if kind != kindPart && kind != kindSummary && kind != kindError && kind != kindProgress && kind != kindQuota {
 		return frame{}, fmt.Errorf("%w: frame kind %q", errGarbled, kind)
 	}
 	n, err := binary.ReadUvarint(fr.r)
 	if err != nil {
 		return frame{}, unexpected(err)
 	}
-	if n > maxPayload || (kind == kindProgress && n > maxProgressPayload) {
+	if n > maxPayload || (kind == kindProgress && n > maxProgressPayload) || (kind == kindQuota && n > maxQuotaPayload) {
 		return frame{}, fmt.Errorf("%w: a %d-byte frame %q", errGarbled, n, kind)
 	}
 	if uint64(cap(fr.payload)) < n {
@@ -208,6 +220,9 @@ func (fr *frameReader) read() (frame, error) {
 	case kindProgress:
 		f.Progress = &providers.Progress{}
 		err = json.Unmarshal(p, f.Progress)
+	case kindQuota:
+		f.Quotas = &wireQuotas{}
+		err = json.Unmarshal(p, f.Quotas)
 	default:
 		if err = checkPartCount(p); err == nil {
 			f.Offers, err = fr.offers.Decode(p)

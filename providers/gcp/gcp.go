@@ -202,6 +202,9 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if len(p.cfg.Regions) > 0 {
 		snap.Regions = slices.Clone(p.cfg.Regions)
 	}
+	if providers.WantsQuotas(ctx) {
+		snap.Quotas = p.readQuotas(ctx, computeHC, quotaRegions(p.cfg.Regions, snap.Offers), now) // quota.go
+	}
 	return snap, nil
 }
 
