@@ -30,6 +30,7 @@ import (
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/registry"
+	"github.com/pickergpu/picker/regfile"
 	"github.com/pickergpu/picker/scheduler"
 )
 
@@ -315,6 +316,10 @@ func DefaultPath() string {
 	return filepath.Join(dir, "picker", "config.toml")
 }
 
+// MaxFileBytes caps the config file: a config is a few KB of TOML, and the cap keeps
+// PICKER_CONFIG=/dev/zero or a FIFO from exhausting memory or blocking (regfile).
+const MaxFileBytes = 1 << 20
+
 // Load reads path. When path is "" it reads DefaultPath if that exists and otherwise
 // returns the defaults. Errors are pricing.Invalid and name the file, line and key.
 func Load(path string) (*Config, error) {
@@ -322,7 +327,7 @@ func Load(path string) (*Config, error) {
 	if !explicit {
 		path = DefaultPath()
 	}
-	b, err := os.ReadFile(path)
+	b, err := regfile.Read(path, MaxFileBytes)
 	if err != nil {
 		if !explicit && errors.Is(err, os.ErrNotExist) {
 			return Default(), nil
@@ -334,6 +339,9 @@ func Load(path string) (*Config, error) {
 
 // Parse decodes a config file's bytes; path is used in messages only.
 func Parse(b []byte, path string) (*Config, error) {
+	// A UTF-8 byte order mark, as Windows editors save, is not TOML's but is no error
+	// (issue 30): it is dropped; line numbers are unchanged.
+	b = bytes.TrimPrefix(b, []byte("\uFEFF"))
 	c := &Config{Path: path, meta: readMeta(b)}
 	if err := c.meta.checkTextKinds(path, fileType); err != nil {
 		return nil, pricing.Errorf(pricing.Invalid, "config: %w", err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/regfile"
 )
 
 // DefaultHFEndpoint is the Hugging Face Hub used when HF_ENDPOINT is not set.
@@ -145,6 +146,11 @@ func IsPath(ref string) bool {
 	return false
 }
 
+// MaxConfigBytes caps a local config.json: the Hub's are a few KB (the largest, with
+// long quantization or vision sections, some tens of KB); the cap keeps --model
+// /dev/zero or a FIFO from exhausting memory or blocking (regfile).
+const MaxConfigBytes = 4 << 20
+
 // fromFile reads a local config.json (or a directory's).
 func fromFile(path string) (*model.Model, error) {
 	if strings.HasPrefix(path, "~/") {
@@ -155,7 +161,7 @@ func fromFile(path string) (*model.Model, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "config.json")
 	}
-	data, err := os.ReadFile(path)
+	data, err := regfile.Read(path, MaxConfigBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, pricing.Errorf(pricing.NotFound, "model config %s: no such file", path)
