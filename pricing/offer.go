@@ -55,6 +55,10 @@ type Offer struct {
 	// Hyperstack, Shadeform, Prime Intellect say it); unknown (omitted) for the rest.
 	// recommend ranks an unavailable offer after every launchable one.
 	Available Availability `json:"available,omitempty"`
+	// Host holds the machine's facts where a marketplace states them (host.go); zero
+	// everywhere else. They are fit facts: recommend excludes a host whose driver is
+	// too old for the job's CUDA and filters by --min-reliability.
+	Host Host `json:"host,omitzero"`
 }
 
 // Where an offer's price came from (Offer.Source). Callers compare against these, never

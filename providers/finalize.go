@@ -3,6 +3,7 @@ package providers
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/pickergpu/picker/pricing"
 )
@@ -47,6 +48,8 @@ func CheckBounds(o pricing.Offer) error {
 // Fetch returns them (the Provider contract): an offer that fails pricing.Offer.Validate
 // or CheckBounds is dropped, and of offers that share a Key the first is kept. Each drop is a warning
 // that starts with name, so a bad row costs one offer and a log line, never the fetch.
+// Implausible host facts (pricing.Host.Clean) are dropped to unknown, with a warning,
+// and the offer kept: a bad reliability score says nothing against the price.
 // The order of the kept offers is the input's.
 func Finalize(name string, offers []pricing.Offer) (kept []pricing.Offer, warnings []string) {
 	kept = offers[:0:0]
@@ -59,6 +62,12 @@ func Finalize(name string, offers []pricing.Offer) (kept []pricing.Offer, warnin
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: %s skipped: %v", name, o.InstanceType, err))
 			continue
+		}
+		if o.Host.Stated() {
+			var dropped []string
+			if o.Host, dropped = o.Host.Clean(); len(dropped) > 0 {
+				warnings = append(warnings, fmt.Sprintf("%s: %s: implausible host facts dropped (%s)", name, o.InstanceType, strings.Join(dropped, ", ")))
+			}
 		}
 		k := o.Key()
 		if seen[k] {

@@ -141,26 +141,6 @@ var wantOffers = []pricing.Offer{
 	offer("westeurope", "Standard_ND96isr_H100_v5", "H100", 8, 80, 96, 1900, pricing.Spot, 38.3448),
 }
 
-func diffOffers(t *testing.T, got, want []pricing.Offer) {
-	t.Helper()
-	if reflect.DeepEqual(got, want) {
-		return
-	}
-	n := max(len(got), len(want))
-	for i := range n {
-		var g, w any = "(none)", "(none)"
-		if i < len(got) {
-			g = got[i]
-		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if !reflect.DeepEqual(g, w) {
-			t.Errorf("offer %d:\n got  %+v\n want %+v", i, g, w)
-		}
-	}
-}
-
 func TestFetch(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -195,7 +175,7 @@ func TestFetch(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
 			}
-			diffOffers(t, snap.Offers, tt.want)
+			providertest.DiffOffers(t, snap.Offers, tt.want)
 			wantRegions := append([]string(nil), tt.regions...)
 			if len(wantRegions) == 2 {
 				wantRegions = []string{"eastus", "westeurope"}
@@ -257,7 +237,7 @@ func TestFullPageWithoutNextLink(t *testing.T) {
 	}
 	// Page 1 has no GPU rows; page 2 gives the T4 pair and the A10 slice; page 2 has
 	// fewer than 1000 rows and no link, so the scan ends there.
-	diffOffers(t, snap.Offers, wantOffers[2:5])
+	providertest.DiffOffers(t, snap.Offers, wantOffers[2:5])
 	if got := rs.requests.Load(); got != 2 {
 		t.Errorf("requests = %d, want 2", got)
 	}
@@ -363,7 +343,7 @@ func TestRetries(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Fetch: %v", err)
 				}
-				diffOffers(t, snap.Offers, wantOffers[:5])
+				providertest.DiffOffers(t, snap.Offers, wantOffers[:5])
 			} else {
 				if err == nil {
 					t.Fatal("Fetch succeeded; want an error")
@@ -400,7 +380,7 @@ func TestFailedRegion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
-	diffOffers(t, snap.Offers, wantOffers[:5])
+	providertest.DiffOffers(t, snap.Offers, wantOffers[:5])
 	if !reflect.DeepEqual(snap.Regions, []string{"eastus"}) {
 		t.Errorf("Regions = %v, want [eastus]", snap.Regions)
 	}

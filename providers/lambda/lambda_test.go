@@ -94,25 +94,6 @@ var wantDefault = []pricing.Offer{
 	offer("us-east-3", "gpu_8x_h100_sxm5", "H100", 8, 80, 208, 1800, 23.92),
 }
 
-func diffOffers(t *testing.T, got, want []pricing.Offer) {
-	t.Helper()
-	if reflect.DeepEqual(got, want) {
-		return
-	}
-	for i := range max(len(got), len(want)) {
-		var g, w any = "(none)", "(none)"
-		if i < len(got) {
-			g = got[i]
-		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if !reflect.DeepEqual(g, w) {
-			t.Errorf("offer %d:\n got  %+v\n want %+v", i, g, w)
-		}
-	}
-}
-
 func TestFetch(t *testing.T) {
 	// include_unavailable: every type in each of the 4 regions seen anywhere
 	// (us-east-1, us-east-3, us-south-1, us-west-1): 7 types x 4 = 28 offers.
@@ -163,7 +144,7 @@ func TestFetch(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
 			}
-			diffOffers(t, snap.Offers, tt.want)
+			providertest.DiffOffers(t, snap.Offers, tt.want)
 			if !reflect.DeepEqual(snap.Regions, tt.wantRegions) {
 				t.Errorf("Regions = %v, want %v", snap.Regions, tt.wantRegions)
 			}
@@ -258,7 +239,7 @@ func TestRetryAfterThenSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
-	diffOffers(t, snap.Offers, wantDefault)
+	providertest.DiffOffers(t, snap.Offers, wantDefault)
 	if want := []time.Duration{2 * time.Second}; !reflect.DeepEqual(sl.Waits(), want) {
 		t.Errorf("sleeps = %v, want %v", sl.Waits(), want)
 	}
@@ -275,7 +256,7 @@ func TestUnknownGPU(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
-	diffOffers(t, snap.Offers, []pricing.Offer{offer("us-west-1", "gpu_1x_x900", "X900 (64 GB)", 1, 64, 16, 128, 1.99)})
+	providertest.DiffOffers(t, snap.Offers, []pricing.Offer{offer("us-west-1", "gpu_1x_x900", "X900 (64 GB)", 1, 64, 16, 128, 1.99)})
 	if want := []string{`lambda: gpu_1x_x900: unknown GPU "X900 (64 GB)" kept as is`}; !reflect.DeepEqual(snap.Warnings, want) {
 		t.Errorf("Warnings = %q, want %q", snap.Warnings, want)
 	}

@@ -165,25 +165,6 @@ func parseWant(t *testing.T, table string, keep func(instanceType string) bool) 
 	return out
 }
 
-func diffOffers(t *testing.T, got, want []pricing.Offer) {
-	t.Helper()
-	if reflect.DeepEqual(got, want) {
-		return
-	}
-	for i := range max(len(got), len(want)) {
-		var g, w any = "(none)", "(none)"
-		if i < len(got) {
-			g = got[i]
-		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if !reflect.DeepEqual(g, w) {
-			t.Errorf("offer %d:\n got  %+v\n want %+v", i, g, w)
-		}
-	}
-}
-
 func TestFetch(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -207,7 +188,7 @@ func TestFetch(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
 			}
-			diffOffers(t, snap.Offers, parseWant(t, wantTable, tt.keep))
+			providertest.DiffOffers(t, snap.Offers, parseWant(t, wantTable, tt.keep))
 			if snap.Regions != nil || snap.Failed != nil {
 				t.Errorf("Regions = %v, Failed = %v; want nil (global prices)", snap.Regions, snap.Failed)
 			}
@@ -309,7 +290,7 @@ func TestRetryAfterThenSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
-	diffOffers(t, snap.Offers, parseWant(t, wantTable, nil))
+	providertest.DiffOffers(t, snap.Offers, parseWant(t, wantTable, nil))
 	if want := []time.Duration{5 * time.Second}; !reflect.DeepEqual(sl.Waits(), want) {
 		t.Errorf("sleeps = %v, want %v", sl.Waits(), want)
 	}
@@ -328,7 +309,7 @@ func TestUnknownGPU(t *testing.T) {
 	}
 	want := []pricing.Offer{{Provider: "runpod", Region: "global", InstanceType: "1x_X900_SECURE", GPUModel: "NVIDIA X900",
 		GPUCount: 1, GPUMemGiB: 64, Purchase: pricing.OnDemand, PriceUSDHr: 1.1, Currency: "USD", ObservedAt: clock, Source: pricing.SourceAPI}}
-	diffOffers(t, snap.Offers, want)
+	providertest.DiffOffers(t, snap.Offers, want)
 	if w := []string{`runpod: unknown GPU "NVIDIA X900" kept as is`}; !reflect.DeepEqual(snap.Warnings, w) {
 		t.Errorf("Warnings = %q, want %q", snap.Warnings, w)
 	}
