@@ -99,3 +99,43 @@ func (q Quota) Validate() error {
 func trimNum(v float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
 }
+
+// QuotaScope is what an offer draws from its provider's quotas: the quota family, the
+// unit and how much one instance takes. ok is false where picker knows no quota for it
+// (providers without quota data, AWS families other than G, VT and P, GPUs whose GCP
+// metric is not known): such an offer is never left out for quota.
+//
+// AWS counts vCPUs per instance family: g*, gr* and vt* draw from G ("G and VT"), p*
+// from P (Service Quotas' EC2 quota names; AWS EC2 docs, "On-Demand Instance quotas").
+// GCP counts GPUs per GPU model in the metric NVIDIA_<MODEL>_GPUS, whose model names
+// are Compute Engine's ("GPU quotas"): a3-megagpu machines draw from H100_MEGA, not
+// H100.
+func QuotaScope(o *Offer) (family, unit string, perInstance float64, ok bool) {
+	switch o.Provider {
+	case "aws":
+		t := strings.ToLower(o.InstanceType)
+		switch {
+		case strings.HasPrefix(t, "p") && len(t) > 1 && t[1] >= '0' && t[1] <= '9':
+			return "P", QuotaVCPU, o.VCPUs, o.VCPUs > 0
+		case strings.HasPrefix(t, "vt") || strings.HasPrefix(t, "gr") || (strings.HasPrefix(t, "g") && len(t) > 1 && t[1] >= '0' && t[1] <= '9'):
+			return "G", QuotaVCPU, o.VCPUs, o.VCPUs > 0
+		}
+	case "gcp":
+		if strings.HasPrefix(o.InstanceType, "a3-megagpu") {
+			return "H100_MEGA", QuotaGPU, o.GPUCount, true
+		}
+		if m, ok := gcpQuotaModels[o.GPUModel]; ok {
+			return m, QuotaGPU, o.GPUCount, true
+		}
+	}
+	return "", "", 0, false
+}
+
+// gcpQuotaModels maps picker's GPU models to the model part of GCP's GPU quota metrics
+// (Compute Engine "GPU quotas"; reference README §24: NVIDIA_A100_GPUS is
+// nvidia-tesla-a100, NVIDIA_A100_80GB_GPUS nvidia-a100-80gb, NVIDIA_H100_GPUS
+// nvidia-h100-80gb).
+var gcpQuotaModels = map[string]string{
+	"A100": "A100", "A100-80GB": "A100_80GB", "H100": "H100", "H200": "H200", "B200": "B200",
+	"L4": "L4", "T4": "T4", "V100": "V100", "P100": "P100", "P4": "P4", "K80": "K80",
+}

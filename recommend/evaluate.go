@@ -90,6 +90,7 @@ type evaluator struct {
 	clustersOnly bool // auto, but two or more instances only
 	multiCache   map[variantKey]*variant
 	setup        float64 // start-up hours billed before the job runs
+	noQuota      bool    // judge offers as if no quota bound them (quota.go counts what it leaves out)
 }
 
 type timingVal struct {
@@ -224,6 +225,9 @@ type cand struct {
 	// timed: the time model was asked (evaluator.time); by the hour only ties and the
 	// offers reported need it.
 	timed bool
+	// soldOut: the offer's provider says it has no capacity now (pricing.SoldOut); it
+	// ranks after every launchable offer.
+	soldOut bool
 }
 
 // timeModel returns the variant's time model, built once.
@@ -380,6 +384,9 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	if g == 0 || g < e.minGPUs {
 		return cand{}, false
 	}
+	if !e.noQuota && !e.in.quotaAllows(i, n) {
+		return cand{}, false // the account's quota (quota.go); see Recommendation.Excluded
+	}
 	c := e.caps[i]
 	if e.fp8 && !(c.known && c.fp8) {
 		return cand{}, false // fp8 kernels need fp8 tensor cores (fp8.go); see Recommendation.Excluded
@@ -402,6 +409,7 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	}
 	inf := math.Inf(1)
 	cd := cand{i: i, spare: mem - v.need, hours: -1, unit: inf, speed: inf, vk: vk, need: v.need}
+	cd.soldOut = o.Available == pricing.SoldOut
 	// Ranked by the cost of the work, or held to a deadline, every offer is timed
 	// (memoized per GPU model and link); by the hour, only those whose price ties.
 	if e.in.Rank == RankJob || e.in.Deadline > 0 {
@@ -430,6 +438,9 @@ func (e *evaluator) time(cd *cand) {
 // the job) and the offer key, so results are deterministic. Within one offer shape
 // (same speed and spare) it orders by price, then key: the order the store reads them.
 func (e *evaluator) better(a, b *cand) bool {
+	if a.soldOut != b.soldOut {
+		return b.soldOut
+	}
 	if a.shown != b.shown {
 		return a.shown < b.shown
 	}

@@ -69,6 +69,7 @@ var exclusionLabels = map[string]string{
 	ExclNoBF16:    "no bf16",
 	ExclNoFP8:     "no fp8",
 	ExclVendor:    "another vendor",
+	ExclNoQuota:   "no quota",
 }
 
 // ExclusionLabel is code's label in the summary line; the code itself when it has none.

@@ -78,6 +78,12 @@ type RecommendInput struct {
 	// Vendor keeps only GPUs of that vendor (VendorNVIDIA, VendorAMD); "" or VendorAny
 	// keeps all. Excluded offers are counted in Recommendation.Excluded.
 	Vendor string
+	// Quotas are the account's launch quotas (store.Quotas; quota.go): an offer whose
+	// instance, or --nodes cluster, needs more than the remaining quota is left out
+	// (ExclNoQuota) unless IgnoreQuota. Nil: not checked.
+	Quotas      []pricing.Quota
+	IgnoreQuota bool
+	quotas      *quotaIndex
 }
 
 // offerFacts is what the time model reads from an offer's provider and instance type.
@@ -215,6 +221,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	if len(fits) == 0 {
 		rec.NearestMiss = nearestMiss(rin, ev, rec.Ladder) + nodesMiss(rin, caps) // nodes.go
 	}
+	launchReport(rin, ev, rec) // quota.go
 	return rec, nil
 }
 
