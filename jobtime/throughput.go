@@ -13,17 +13,25 @@ import (
 // figure, not a number fitted to the calibration rows (cmd/picker/testdata/throughput_measured.csv
 // scores the result).
 
-// Inference engines (--engine).
+// Inference engines (--engine): fit.Engines, whose memory model (fit/engine.go) the
+// time model shares.
 const (
-	EngineHF       = "hf"
-	EngineVLLM     = "vllm"
-	EngineLlamaCpp = "llama.cpp"
-	EngineTRTLLM   = "trt-llm"
-	DefaultEngine  = EngineVLLM
+	EngineHF       = string(fit.EngineHF)
+	EngineVLLM     = string(fit.EngineVLLM)
+	EngineSGLang   = string(fit.EngineSGLang)
+	EngineLlamaCpp = string(fit.EngineLlamaCpp)
+	EngineTRTLLM   = string(fit.EngineTRTLLM)
+	DefaultEngine  = string(fit.DefaultServeEngine)
 )
 
 // Engines lists the --engine values.
-var Engines = []string{EngineHF, EngineVLLM, EngineLlamaCpp, EngineTRTLLM}
+var Engines = func() []string {
+	out := make([]string, len(fit.Engines))
+	for i, e := range fit.Engines {
+		out[i] = string(e)
+	}
+	return out
+}()
 
 // Time-model constants.
 const (
