@@ -30,7 +30,6 @@ import (
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/registry"
-	"github.com/pickergpu/picker/redact"
 	"github.com/pickergpu/picker/regfile"
 	"github.com/pickergpu/picker/scheduler"
 )
@@ -600,11 +599,7 @@ func (c *Config) Secrets(getenv func(string) string) []string {
 		}
 		if envNameRe().MatchString(name) {
 			names = append(names, name)
-		}
-		// Not a variable's name, or a valid name shaped like a key (hf_AbC123…,
-		// sk_live_…): the text itself is masked too (issue 30: such a value was stored
-		// in refresh_runs.error and served by /v1/providers).
-		if !envNameRe().MatchString(name) || redact.CredentialShaped(name) {
+		} else {
 			out = append(out, name)
 		}
 	}
@@ -627,12 +622,6 @@ func (c *Config) Secrets(getenv func(string) string) []string {
 	for _, n := range names {
 		if val := getenv(n); val != "" {
 			out = append(out, val)
-		}
-	}
-	// A password in HF_ENDPOINT's userinfo (a private mirror) is a secret too.
-	if u, err := url.Parse(getenv("HF_ENDPOINT")); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok {
-			out = append(out, p)
 		}
 	}
 	return out

@@ -13,25 +13,17 @@ import (
 // figure, not a number fitted to the calibration rows (cmd/picker/testdata/throughput_measured.csv
 // scores the result).
 
-// Inference engines (--engine): fit.Engines, whose memory model (fit/engine.go) the
-// time model shares.
+// Inference engines (--engine).
 const (
-	EngineHF       = string(fit.EngineHF)
-	EngineVLLM     = string(fit.EngineVLLM)
-	EngineSGLang   = string(fit.EngineSGLang)
-	EngineLlamaCpp = string(fit.EngineLlamaCpp)
-	EngineTRTLLM   = string(fit.EngineTRTLLM)
-	DefaultEngine  = string(fit.DefaultServeEngine)
+	EngineHF       = "hf"
+	EngineVLLM     = "vllm"
+	EngineLlamaCpp = "llama.cpp"
+	EngineTRTLLM   = "trt-llm"
+	DefaultEngine  = EngineVLLM
 )
 
 // Engines lists the --engine values.
-var Engines = func() []string {
-	out := make([]string, len(fit.Engines))
-	for i, e := range fit.Engines {
-		out[i] = string(e)
-	}
-	return out
-}()
+var Engines = []string{EngineHF, EngineVLLM, EngineLlamaCpp, EngineTRTLLM}
 
 // Time-model constants.
 const (

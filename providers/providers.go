@@ -73,6 +73,9 @@ type Snapshot struct {
 	// Quotas is the account's quota read (quota.go), when the context asked for one and
 	// the provider has quotas; nil otherwise.
 	Quotas *QuotaReport
+	// Market is the spot-band and storage-price read (market.go), when the context asked
+	// for one and the provider has them; nil otherwise.
+	Market *MarketReport
 }
 
 // Common holds the config keys every provider section takes (CONTRACT.md, Config).

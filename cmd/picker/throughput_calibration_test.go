@@ -121,10 +121,7 @@ func tputFlags(r tputRow, train bool, gpus, relax int) []string {
 	}
 	b, _ := strconv.ParseFloat(batch, 64)
 	s, _ := strconv.ParseFloat(seq, 64)
-	f = append(f, "--batch", strconv.Itoa(int(b)))
-	if p, _ := strconv.ParseFloat(r["prompt_tokens"], 64); train || r["prompt_tokens"]+r["output_tokens"] == "" {
-		f = append(f, "--seq-len", strconv.Itoa(int(s)))
-	}
+	f = append(f, "--batch", strconv.Itoa(int(b)), "--seq-len", strconv.Itoa(int(s)))
 	if relax >= 1 {
 		f = append(f, "--headroom", "0")
 	}

@@ -55,6 +55,13 @@ func getProducts(ctx context.Context, c getProductsAPI, region string, pageSize 
 		Filters:       productFilters(region),
 		MaxResults:    awssdk.Int32(pageSize),
 	}
+	return getProductsPages(ctx, c, in, "GetProducts "+region, fn, page)
+}
+
+// getProductsPages runs GetProducts query in over every page, decoding each PriceList
+// item into fn and calling page (when set) after each page; where names the list for the
+// page guard's error.
+func getProductsPages(ctx context.Context, c getProductsAPI, in *awspricing.GetProductsInput, where string, fn func(*priceItem), page ...func()) error {
 	pg := awspricing.NewGetProductsPaginator(c, in, func(o *awspricing.GetProductsPaginatorOptions) { o.StopOnDuplicateToken = true })
 	var item priceItem
 	var guard providers.PageGuard // StopOnDuplicateToken misses A, B, A
@@ -63,7 +70,7 @@ func getProducts(ctx context.Context, c getProductsAPI, region string, pageSize 
 		if err != nil {
 			return err
 		}
-		if err := guard.Next("GetProducts "+region, awssdk.ToString(out.NextToken)); err != nil {
+		if err := guard.Next(where, awssdk.ToString(out.NextToken)); err != nil {
 			return err
 		}
 		for i, s := range out.PriceList {
@@ -76,8 +83,10 @@ func getProducts(ctx context.Context, c getProductsAPI, region string, pageSize 
 			}
 			fn(&item)
 		}
-		if page != nil {
-			page()
+		for _, p := range page {
+			if p != nil {
+				p()
+			}
 		}
 	}
 	return nil
@@ -117,6 +126,7 @@ type itemAttributes struct {
 	VCPU            string `json:"vcpu"`
 	Memory          string `json:"memory"`
 	GPU             string `json:"gpu"`
+	VolumeAPIName   string `json:"volumeApiName"` // EBS storage products (market.go)
 }
 
 // gpuFamilyRe matches the GPU instance families: g*, gr* (graphics), p* (e.g. g6,

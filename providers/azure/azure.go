@@ -184,6 +184,9 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if len(snap.Offers) == 0 {
 		return nil, pricing.Errorf(pricing.Unavailable, "azure: no GPU prices found in %s", strings.Join(snap.Regions, ", "))
 	}
+	if providers.WantsMarket(ctx) {
+		snap.Market = p.readDisks(ctx, snap.Regions, now) // storage.go
+	}
 	return snap, nil
 }
 
@@ -223,10 +226,13 @@ func filter(region string) string {
 // odataEscape percent-encodes a query value with %20 for spaces, as Azure's own links do.
 func odataEscape(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }
 
-func (p *Provider) firstURL(region string) string {
+func (p *Provider) firstURL(region string) string { return p.queryURL(filter(region)) }
+
+// queryURL is the first page's URL of a Retail Prices query with OData filter f.
+func (p *Provider) queryURL(f string) string {
 	u := *p.base
 	u.Path += "/api/retail/prices"
-	u.RawQuery = "api-version=" + apiVersion + "&$filter=" + odataEscape(filter(region))
+	u.RawQuery = "api-version=" + apiVersion + "&$filter=" + odataEscape(f)
 	return u.String()
 }
 
@@ -245,40 +251,19 @@ func withSkip(raw string, skip int) string {
 // fetchRegion reads every page of one region and returns its GPU offers and the GPU
 // sizes the table lacks; tr hears of each page and the offers new on it.
 func (p *Provider) fetchRegion(ctx context.Context, region string, now time.Time, tr *providers.Tracker) ([]pricing.Offer, []string, error) {
-	next := p.firstURL(region)
-	seenURL := map[string]bool{}
-	rows := 0
 	best := map[pricing.Key]candidate{}
 	var order []pricing.Key
 	counted := 0 // offers in order that tr has heard of
 	unknown := map[string]bool{}
-	for n := 1; ; n++ {
-		if n > maxPages {
-			return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: more than %d pages; giving up", region, maxPages)
-		}
-		if seenURL[next] {
-			return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: page %d: NextPageLink repeats an earlier page", region, n)
-		}
-		seenURL[next] = true
-		resp, err := p.client.Do(ctx, httpx.Request{URL: next, Header: http.Header{"Accept": {"application/json"}}})
-		if err != nil {
-			return nil, nil, fmt.Errorf("azure: %s: page %d: %w", region, n, err)
-		}
-		var pg page
-		if err := httpx.DecodeJSON(Name, fmt.Sprintf("%s: page %d", region, n), resp.Body, &pg); err != nil {
-			return nil, nil, err
-		}
-		if pg.Items == nil {
-			return nil, nil, httpx.Field(Name, fmt.Sprintf("%s: page %d", region, n), "Items")
-		}
-		if len(*pg.Items) == 0 {
+	rows, err := p.eachPage(ctx, region, p.firstURL(region), func(n int, items []item) error {
+		if len(items) == 0 {
 			tr.Page(region, 0) // the empty last page
-			break
+			return nil
 		}
-		for j, it := range *pg.Items {
+		for j, it := range items {
 			o, ok, err := p.offer(it, region, now)
 			if err != nil {
-				return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: page %d: Items[%d]: %w", region, n, j, err)
+				return pricing.Errorf(pricing.Unavailable, "azure: %s: page %d: Items[%d]: %w", region, n, j, err)
 			}
 			if !ok {
 				if IsGPUSize(it.ArmSkuName) && p.sizes[it.ArmSkuName].Name == "" && it.ArmRegionName == region {
@@ -295,22 +280,12 @@ func (p *Provider) fetchRegion(ctx context.Context, region string, now time.Time
 				best[o.Key()] = c
 			}
 		}
-		rows += len(*pg.Items)
 		tr.Page(region, len(order)-counted)
 		counted = len(order)
-		switch {
-		case pg.NextPageLink != "":
-			if next, err = p.nextURL(pg.NextPageLink); err != nil {
-				return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: page %d: NextPageLink %q: %v", region, n, pg.NextPageLink, err)
-			}
-		case len(*pg.Items) >= pageSize:
-			next = withSkip(next, rows)
-		default:
-			next = ""
-		}
-		if next == "" {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	if rows == 0 {
 		return nil, nil, pricing.Errorf(pricing.Unavailable, "azure: %s: no prices at all (is %q an Azure region?)", region, region)
@@ -320,6 +295,53 @@ func (p *Provider) fetchRegion(ctx context.Context, region string, now time.Time
 		offers = append(offers, best[k].Offer)
 	}
 	return offers, slices.Sorted(maps.Keys(unknown)), nil
+}
+
+// eachPage reads every page of a Retail Prices query from first, handing each page's
+// items to fn (an empty page ends the list), following NextPageLink (rebased on the
+// endpoint) or $skip, and refusing a repeated page or more than maxPages; it returns the
+// rows read.
+func (p *Provider) eachPage(ctx context.Context, region, first string, fn func(n int, items []item) error) (int, error) {
+	next := first
+	seenURL := map[string]bool{}
+	rows := 0
+	for n := 1; ; n++ {
+		if n > maxPages {
+			return rows, pricing.Errorf(pricing.Unavailable, "azure: %s: more than %d pages; giving up", region, maxPages)
+		}
+		if seenURL[next] {
+			return rows, pricing.Errorf(pricing.Unavailable, "azure: %s: page %d: NextPageLink repeats an earlier page", region, n)
+		}
+		seenURL[next] = true
+		resp, err := p.client.Do(ctx, httpx.Request{URL: next, Header: http.Header{"Accept": {"application/json"}}})
+		if err != nil {
+			return rows, fmt.Errorf("azure: %s: page %d: %w", region, n, err)
+		}
+		var pg page
+		if err := httpx.DecodeJSON(Name, fmt.Sprintf("%s: page %d", region, n), resp.Body, &pg); err != nil {
+			return rows, err
+		}
+		if pg.Items == nil {
+			return rows, httpx.Field(Name, fmt.Sprintf("%s: page %d", region, n), "Items")
+		}
+		if err := fn(n, *pg.Items); err != nil {
+			return rows, err
+		}
+		if len(*pg.Items) == 0 {
+			return rows, nil
+		}
+		rows += len(*pg.Items)
+		switch {
+		case pg.NextPageLink != "":
+			if next, err = p.nextURL(pg.NextPageLink); err != nil {
+				return rows, pricing.Errorf(pricing.Unavailable, "azure: %s: page %d: NextPageLink %q: %v", region, n, pg.NextPageLink, err)
+			}
+		case len(*pg.Items) >= pageSize:
+			next = withSkip(next, rows)
+		default:
+			return rows, nil
+		}
+	}
 }
 
 // candidate is an offer with how trustworthy its row is, for choosing among rows that

@@ -40,7 +40,8 @@ type skuPrice struct {
 // catalog is the usable part of the Compute Engine SKU list, indexed for composition.
 type catalog struct {
 	prices map[skuKey]skuPrice
-	n      int // SKUs used
+	n      int        // SKUs used
+	disks  diskPrices // Persistent Disk prices (storage.go)
 }
 
 func newCatalog() *catalog { return &catalog{prices: map[skuKey]skuPrice{}} }

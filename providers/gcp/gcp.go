@@ -205,6 +205,9 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 	if providers.WantsQuotas(ctx) {
 		snap.Quotas = p.readQuotas(ctx, computeHC, quotaRegions(p.cfg.Regions, snap.Offers), now) // quota.go
 	}
+	if providers.WantsMarket(ctx) {
+		snap.Market = cat.disks.report(quotaRegions(p.cfg.Regions, snap.Offers), now) // storage.go
+	}
 	return snap, nil
 }
 
@@ -349,6 +352,7 @@ func (p *Provider) listSkus(ctx context.Context, hc *http.Client, tr *providers.
 		}
 		pageEnd(tr, listSKUs, it.PageInfo())
 		cat.add(sku)
+		cat.disks.add(sku) // storage.go
 	}
 }
 
