@@ -155,7 +155,11 @@ func quotaIncrease(in *RecommendInput, m *quotaMiss) string {
 	if m.q.UsageKnown {
 		want += math.Ceil(m.q.Usage - 1e-9)
 	}
-	return fmt.Sprintf("%s in %s needs %s %ss of %s; request an increase to %s", what, o.Region, trimFloat(m.need), m.q.Unit,
+	unit := m.q.Unit
+	if m.need != 1 {
+		unit += "s"
+	}
+	return fmt.Sprintf("%s in %s needs %s %s of %s; request an increase to %s", what, o.Region, trimFloat(m.need), unit,
 		m.q.Describe(), trimFloat(math.Ceil(want-1e-9)))
 }
 

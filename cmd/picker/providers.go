@@ -40,6 +40,10 @@ type providerRow struct {
 	Schedule            string     `json:"schedule,omitempty"`
 	// newestObserved is when the newest current price was seen (Age's origin).
 	newestObserved time.Time
+	// Quotas and Capacity are the launch data's state (launch.go): the account's quota
+	// read and the provider's capacity word, with their age; nil when there is none.
+	Quotas   *quotaRow    `json:"quotas,omitempty"`
+	Capacity *capacityRow `json:"capacity,omitempty"`
 }
 
 func (a *app) providersCmd() *cobra.Command {
@@ -111,7 +115,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 	for _, name := range rest {
 		add(name, false, "embedded snapshot only")
 	}
-	return rows, nil
+	return rows, a.addLaunchRows(ctx, st, rows) // launch.go
 }
 
 // liveRuns splits what the store knows of a provider's runs into its live refreshes
@@ -175,5 +179,9 @@ func writeProviders(s *IOStreams, rows []providerRow) error {
 		}
 		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), fmtAttempt(r), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), oneLine(r.LastError))
 	}
-	return t.write(s.Out, s.TTY)
+	if err := t.write(s.Out, s.TTY); err != nil {
+		return err
+	}
+	writeLaunchLines(s.Out, rows) // launch.go
+	return nil
 }

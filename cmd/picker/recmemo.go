@@ -54,9 +54,9 @@ func memoKey(o *RecommendOptions, q store.Query, in recommend.RecommendInput) st
 	if in.SetupHours != nil {
 		setup = strconv.FormatFloat(*in.SetupHours, 'g', -1, 64)
 	}
-	return fmt.Sprintf("%q|%q|%#v|%v|%#v|%s|%g|%g|%d|%g|%g|%d|%s|%g|%g|%g|%s|%d|%q|%v",
+	return fmt.Sprintf("%q|%q|%#v|%v|%#v|%s|%g|%g|%d|%g|%g|%d|%s|%g|%g|%g|%s|%d|%q|%v|%v",
 		o.Model, o.Params, in.Job, in.PinGPUs, q, in.Rank, in.Tokens, in.Images, in.Steps, in.HeadroomPct, in.MFU, in.Top,
-		in.Engine, in.PromptTokens, in.OutputTokens, in.Requests, setup, in.Deadline, in.Vendor, in.ByRegion)
+		in.Engine, in.PromptTokens, in.OutputTokens, in.Requests, setup, in.Deadline, in.Vendor, in.ByRegion, in.IgnoreQuota)
 }
 
 // recommend returns fit.Recommend's answer over the offers recommendOffers reads, from
@@ -65,7 +65,7 @@ func memoKey(o *RecommendOptions, q store.Query, in recommend.RecommendInput) st
 // read is how many offers were read to answer (when it was computed).
 func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store.Query, in recommend.RecommendInput) (rec *recommend.Recommendation, noOffers bool, read int, err error) {
 	compute := func() (memoized, error) {
-		offers, shaped, err := recommendOffers(ctx, st, q, in)
+		offers, shaped, err := launchOffers(ctx, st, q, in, o.launch) // launch.go
 		if err != nil {
 			return memoized{}, err
 		}

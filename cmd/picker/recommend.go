@@ -61,10 +61,14 @@ type RecommendOptions struct {
 	Memo *recommendMemo
 	// Log gets -v's detail: the model resolved, the offers read, the ladder's verdicts.
 	Log *slog.Logger
+	// IgnoreQuota is --ignore-quota; launch holds the quotas and capacity word the
+	// request read (launch.go).
+	IgnoreQuota bool
+	launch      *launchFacts
 }
 
 func (o *RecommendOptions) params() []param {
-	ps := append(o.JobRequest.params(), o.Filters.params("on-demand", false)...)
+	ps := append(append(o.JobRequest.params(), o.Filters.params("on-demand", false)...), o.launchParams()...)
 	return append(ps,
 		param{name: "max-gpus", kind: kindInt, usage: "largest instance to consider, in GPUs (0 = any)",
 			set: func(v string) (err error) { o.MaxGPUs, err = parseInt("max-gpus", 0)(v); return }},
@@ -179,6 +183,9 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 		SetupHours: o.SetupHours, Deadline: o.Deadline, Vendor: o.Vendor, ByRegion: o.ByRegion,
 	}
 	start := time.Now()
+	if o.launch, err = loadLaunch(ctx, st, &in, o.IgnoreQuota); err != nil { // launch.go
+		return nil, err
+	}
 	rec, noOffers, nRead, err := o.recommend(ctx, st, q, in) // recmemo.go
 	if err != nil {
 		return nil, err
@@ -191,6 +198,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 			"fits_shown", len(rec.Offers), "ladder", len(rec.Ladder), "rejected", len(rec.Rejected), "took", time.Since(start).Round(time.Millisecond))
 	}
 	rec.Warnings = append(rec.Warnings, freshnessWarnings(rec.Offers, o.Now(), o.StaleAfter)...)
+	rec.Warnings = append(rec.Warnings, o.launch.warnings(rec.Offers, o.Now())...)
 	if rec.Offers == nil {
 		rec.Offers = []recommend.Fit{}
 	}

@@ -71,7 +71,7 @@ func (a *app) refreshJobs(names []string) ([]refresh.Job, error) {
 		if err := a.configureChild(p); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		jobs = append(jobs, refresh.Job{Name: name, Provider: p, Timeout: a.cfg.Timeout(name), Redact: a.redactor().Error})
+		jobs = append(jobs, refresh.Job{Name: name, Provider: p, Timeout: a.cfg.Timeout(name), Redact: a.redactor().Error, QuotaEvery: a.quotaEvery(name)})
 	}
 	return jobs, nil
 }

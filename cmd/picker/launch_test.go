@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pickergpu/picker/providers/providertest"
+)
+
+// fakeGCPAccount is gcpFixtures plus Compute regions.get for project p1's us-central1
+// (the gcp fixture's Region answer, providers/gcp/testdata) with every GPU quota at
+// limit 0, and the H100 metrics the fixture lacks added at 0: the account can launch no
+// GPU there, the one region the fixtures price.
+func fakeGCPAccount(t *testing.T, regionsGets *atomic.Int64) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "providers", "gcp", "testdata", "regions_get_us-central1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var region map[string]any
+	if err := json.Unmarshal(b, &region); err != nil {
+		t.Fatal(err)
+	}
+	quotas := append(region["quotas"].([]any),
+		map[string]any{"metric": "NVIDIA_H100_GPUS", "limit": 8.0, "usage": 0.0},
+		map[string]any{"metric": "PREEMPTIBLE_NVIDIA_H100_GPUS", "limit": 8.0, "usage": 0.0})
+	for _, q := range quotas {
+		if m := q.(map[string]any); strings.Contains(m["metric"].(string), "NVIDIA_") {
+			m["limit"] = 0.0
+		}
+	}
+	region["quotas"] = quotas
+	answer, _ := json.Marshal(region)
+	rest, _ := url.Parse(gcpFixtures(t))
+	proxy := httputil.NewSingleHostReverseProxy(rest)
+	return providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/compute/v1/projects/p1/regions/") {
+			regionsGets.Add(1)
+			if r.URL.Path != "/compute/v1/projects/p1/regions/us-central1" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(answer)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})).URL
+}
+
+type launchAnswer struct {
+	Offers []struct {
+		Provider     string   `json:"provider"`
+		Region       string   `json:"region"`
+		InstanceType string   `json:"instance_type"`
+		Purchase     string   `json:"purchase"`
+		PriceUSDHr   float64  `json:"price_usd_hr"`
+		EstCostUSD   *float64 `json:"est_cost_usd"`
+	} `json:"offers"`
+	Excluded []struct {
+		GPUModel string `json:"gpu_model"`
+		Offers   int    `json:"offers"`
+		Reason   string `json:"reason"`
+		Code     string `json:"code"`
+	} `json:"excluded"`
+	Warnings    []string `json:"warnings"`
+	NearestMiss string   `json:"nearest_miss"`
+}
+
+// TestQuotaFakeAccount: on a fake GCP account whose us-central1 GPU quotas are 0, `picker
+// refresh` reads the quotas through picker-fetch (one regions.get for the one region
+// priced), `picker recommend` never ranks a gcp offer there first and counts them under
+// no-quota with the increase to ask for, --ignore-quota gives the answer without quotas,
+// a refresh within the schedule period reads no quota again, and `picker providers`
+// shows the quota read's age. The three jobs' before/after top offers are logged (the
+// issue's figures).
+func TestQuotaFakeAccount(t *testing.T) {
+	bin := providertest.BuildFetch(t)
+	var gets atomic.Int64
+	cfg := filepath.Join(t.TempDir(), "c.toml")
+	if err := os.WriteFile(cfg, []byte("[providers.gcp]\nendpoint = \""+fakeGCPAccount(t, &gets)+"\"\nproject = \"p1\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PICKER_FETCH": bin}
+	db := tempDB(t)
+	start := time.Now()
+	if r := runCLIEnv(t, env, "--db", db, "--config", cfg, "-q", "refresh", "--provider", "gcp"); r.code != 0 {
+		t.Fatalf("refresh: exit %d, %s", r.code, r.stderr)
+	}
+	t.Logf("refresh with the quota read: %v, %d regions.get", time.Since(start).Round(time.Millisecond), gets.Load())
+	if gets.Load() != 1 {
+		t.Errorf("%d regions.get calls; want 1 (us-central1, the one region priced)", gets.Load())
+	}
+	start = time.Now()
+	if r := runCLIEnv(t, env, "--db", db, "--config", cfg, "-q", "refresh", "--provider", "gcp"); r.code != 0 || gets.Load() != 1 {
+		t.Errorf("a second refresh within the schedule period: exit %d, %d regions.get in all; want 0 more", r.code, gets.Load())
+	}
+	t.Logf("refresh without (quotas cached for the schedule period): %v", time.Since(start).Round(time.Millisecond))
+
+	jobs := []struct{ name, args string }{
+		{"8B LoRA", "--model llama-3.1-8b --task lora --tokens 5e7"},
+		{"70B QLoRA", "--model llama-3.1-70b --task qlora --tokens 1e7"},
+		{"70B serving", "--model llama-3.1-70b --prompt-tokens 1000 --output-tokens 200 --requests 1e4 --engine vllm"},
+	}
+	for _, j := range jobs {
+		for _, scope := range []string{"--provider gcp", ""} {
+			var ans [2]launchAnswer
+			for k, extra := range []string{"--ignore-quota", ""} {
+				args := append([]string{"--db", db, "--config", cfg, "recommend", "--purchase", "any", "--top", "3", "-o", "json"}, strings.Fields(j.args+" "+scope+" "+extra)...)
+				r := runCLIEnv(t, env, args...)
+				if (r.code != 0 && r.code != 3) || json.Unmarshal([]byte(r.stdout), &ans[k]) != nil {
+					t.Fatalf("%s %s: exit %d, %.300s %s", j.name, extra, r.code, r.stdout, r.stderr)
+				}
+			}
+			before, after := ans[0], ans[1]
+			top := func(a launchAnswer) string {
+				if len(a.Offers) == 0 {
+					return "nothing fits: " + a.NearestMiss
+				}
+				o := a.Offers[0]
+				cost := "-"
+				if o.EstCostUSD != nil {
+					cost = fmt.Sprintf("$%.2f", *o.EstCostUSD)
+				}
+				return fmt.Sprintf("%s %s %s %s $%.2f/h, job %s", o.Provider, o.Region, o.InstanceType, o.Purchase, o.PriceUSDHr, cost)
+			}
+			t.Logf("%s %s: before %s | after %s", j.name, scope, top(before), top(after))
+			for _, o := range after.Offers {
+				if o.Provider == "gcp" && o.Region == "us-central1" {
+					t.Errorf("%s %s: a gcp us-central1 offer (GPU quota 0) ranked: %+v", j.name, scope, o)
+				}
+			}
+			noQuota := 0
+			for _, x := range after.Excluded {
+				if x.Code == "no-quota" {
+					noQuota += x.Offers
+					if !strings.Contains(x.Reason, "request an increase to") || !strings.Contains(x.Reason, "NVIDIA_") {
+						t.Errorf("%s: no-quota reason %q", j.name, x.Reason)
+					}
+				}
+			}
+			gcpBefore := 0
+			for _, o := range before.Offers {
+				if o.Provider == "gcp" {
+					gcpBefore++
+				}
+			}
+			if gcpBefore > 0 && noQuota == 0 {
+				t.Errorf("%s %s: gcp offers ranked before, none counted under no-quota after: %+v", j.name, scope, after.Excluded)
+			}
+			for _, x := range before.Excluded {
+				if x.Code == "no-quota" {
+					t.Errorf("%s: --ignore-quota still excluded %+v", j.name, x)
+				}
+			}
+			if scope != "" && len(after.Offers) == 0 && !strings.Contains(after.NearestMiss, "request an increase") {
+				t.Errorf("%s: nearest miss %q; want the quota increase", j.name, after.NearestMiss)
+			}
+		}
+	}
+
+	r := runCLIEnv(t, env, "--db", db, "--config", cfg, "providers")
+	if !strings.Contains(r.stdout, "quotas: gcp account p1: ") || !strings.Contains(r.stdout, "oldest ") {
+		t.Errorf("providers: %s; want the quota read's line with its age", r.stdout)
+	}
+}
