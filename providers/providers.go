@@ -168,6 +168,15 @@ type Needs struct {
 	Where string
 }
 
+// WithKeyEnv returns n naming env as the key's variable when env is set and n reads a
+// key at all: the variable a section's api_key_env chose over the default.
+func (n Needs) WithKeyEnv(env string) Needs {
+	if env != "" && n.KeyEnv != "" {
+		n.KeyEnv = env
+	}
+	return n
+}
+
 // String is the short form `picker providers` shows: "none", "api key $LAMBDA_API_KEY",
 // "optional key $RUNPOD_API_KEY", "account (AWS credential chain)".
 func (n Needs) String() string {

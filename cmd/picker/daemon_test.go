@@ -319,7 +319,7 @@ func TestFailingProviderKeepsLastGoodPrices(t *testing.T) {
 		}
 	}
 	cells := strings.Split(line, "\t")
-	if len(cells) != 9 || cells[1] != "yes" || !strings.HasSuffix(cells[3], " failed") || cells[4] != "5 h" || cells[5] != "2" || cells[7] != "3" || !strings.Contains(cells[8], "prices.csv") {
+	if len(cells) != 10 || cells[1] != "yes" || cells[2] != "files" || !strings.HasSuffix(cells[4], " failed") || cells[5] != "5 h" || cells[6] != "2" || cells[8] != "3" || !strings.Contains(cells[9], "prices.csv") {
 		t.Errorf("picker providers row for static = %q; want enabled, a failed last attempt, age 5 h, 2 offers, 3 failures and the error", line)
 	}
 }

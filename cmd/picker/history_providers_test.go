@@ -123,7 +123,7 @@ func TestProvidersLastSuccessAndAttempt(t *testing.T) {
 
 	table := runCLI(t, db, false, "--config", cfg, "providers").stdout
 	lines := strings.Split(table, "\n")
-	if want := "PROVIDER\tENABLED\tLAST SUCCESS\tLAST ATTEMPT\tAGE\tOFFERS\tSOURCE\tFAILURES\tLAST ERROR"; lines[0] != want {
+	if want := "PROVIDER\tENABLED\tNEEDS\tLAST SUCCESS\tLAST ATTEMPT\tAGE\tOFFERS\tSOURCE\tFAILURES\tLAST ERROR"; lines[0] != want {
 		t.Fatalf("header %q, want %q", lines[0], want)
 	}
 	cells := func(name string) []string {
@@ -135,13 +135,13 @@ func TestProvidersLastSuccessAndAttempt(t *testing.T) {
 		t.Fatalf("no %s row in\n%s", name, table)
 		return nil
 	}
-	if c := cells("aws"); c[2] != "never" || c[3] != "never" {
+	if c := cells("aws"); c[3] != "never" || c[4] != "never" {
 		t.Errorf("aws row %q: want never refreshed, never attempted", c)
 	}
-	if c := cells("lambda"); c[2] != "never" || c[3] != lambda.LastAttempt.Format(time.RFC3339)+" failed" {
+	if c := cells("lambda"); c[2] != "api key $PICKER_TEST_NO_SUCH_KEY" || c[3] != "never" || c[4] != lambda.LastAttempt.Format(time.RFC3339)+" failed" {
 		t.Errorf("lambda row %q: want never refreshed, the failed attempt", c)
 	}
-	if c := cells("static"); c[2] != static.LastSuccess.Format(time.RFC3339) || c[3] != c[2]+" ok" {
+	if c := cells("static"); c[3] != static.LastSuccess.Format(time.RFC3339) || c[4] != c[3]+" ok" {
 		t.Errorf("static row %q: want its refresh as last success and attempt", c)
 	}
 
@@ -149,7 +149,7 @@ func TestProvidersLastSuccessAndAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "name,adapter,enabled,last_success,age,offers,sources,last_error,consecutive_failures,last_attempt,last_attempt_status,snapshot_date"; strings.Join(recs[0], ",") != want {
+	if want := "name,adapter,enabled,last_success,age,offers,sources,last_error,consecutive_failures,last_attempt,last_attempt_status,snapshot_date,needs"; strings.Join(recs[0], ",") != want {
 		t.Errorf("CSV header %v, want %s", recs[0], want)
 	}
 	for _, rec := range recs[1:] {

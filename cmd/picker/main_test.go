@@ -217,8 +217,11 @@ func TestHistoryAndProviders(t *testing.T) {
 	if aws := got["aws"]; !aws.Adapter || aws.Enabled || aws.Offers != 79 || aws.Age != "133 d" {
 		t.Errorf("aws row = %+v; want adapter, disabled, 79 snapshot offers aged 133 d", aws)
 	}
-	if cudo := got["cudo"]; cudo.Adapter || cudo.Offers == 0 {
-		t.Errorf("cudo row = %+v; want a snapshot-only provider with offers", cudo)
+	if nebius := got["nebius"]; nebius.Adapter || nebius.Offers == 0 || nebius.Needs != "" {
+		t.Errorf("nebius row = %+v; want a snapshot-only provider with offers", nebius)
+	}
+	if cudo := got["cudo"]; !cudo.Adapter || cudo.Enabled || cudo.Offers == 0 || cudo.Needs != "optional key $CUDO_API_KEY" {
+		t.Errorf("cudo row = %+v; want its adapter, disabled, over the snapshot's offers, needing an optional key", cudo)
 	}
 }
 

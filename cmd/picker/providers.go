@@ -20,6 +20,10 @@ type providerRow struct {
 	Adapter     bool   `json:"adapter"` // picker can refresh it live
 	Enabled     bool   `json:"enabled"`
 	Description string `json:"description,omitempty"`
+	// Needs is what a refresh of an adapter asks of the user: "none", "api key
+	// $LAMBDA_API_KEY", "optional key $RUNPOD_API_KEY", "account (…)", "files"
+	// (providers.Needs); empty for a provider without an adapter.
+	Needs string `json:"needs,omitempty"`
 	// LastSuccess is when the newest successful live refresh finished; nil when the
 	// provider's prices are still the embedded snapshot's (SnapshotDate), which seeding
 	// records as a successful run dated the snapshot's day: reporting that as a refresh
@@ -78,9 +82,9 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 	}
 	var rows []providerRow
 	seen := map[string]bool{}
-	add := func(name string, adapter bool, desc string) {
+	add := func(name string, adapter bool, desc, needs string) {
 		seen[name] = true
-		r := providerRow{Name: name, Adapter: adapter, Description: desc, Sources: []string{}}
+		r := providerRow{Name: name, Adapter: adapter, Description: desc, Needs: needs, Sources: []string{}}
 		if adapter {
 			r.Enabled = a.cfg.Enabled(name)
 			if r.Enabled {
@@ -103,7 +107,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 		rows = append(rows, r)
 	}
 	for _, d := range registry.All() {
-		add(d.Name, true, d.Description)
+		add(d.Name, true, d.Description, d.Needs.WithKeyEnv(a.cfg.KeyEnv(d.Name)).String())
 	}
 	var rest []string
 	for name := range byName {
@@ -113,7 +117,7 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 	}
 	slices.Sort(rest)
 	for _, name := range rest {
-		add(name, false, "embedded snapshot only")
+		add(name, false, "embedded snapshot only", "")
 	}
 	return rows, a.addLaunchRows(ctx, st, rows) // launch.go
 }
@@ -163,12 +167,12 @@ func writeProviders(s *IOStreams, rows []providerRow) error {
 		recs := make([][]string, len(rows))
 		for i, r := range rows {
 			recs[i] = []string{r.Name, fmt.Sprint(r.Adapter), fmt.Sprint(r.Enabled), fmtOptTime(r.LastSuccess, ""), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, " "), r.LastError, fmt.Sprint(r.ConsecutiveFailures),
-				fmtOptTime(r.LastAttempt, ""), r.LastAttemptStatus, fmtOptTime(r.SnapshotDate, "")}
+				fmtOptTime(r.LastAttempt, ""), r.LastAttemptStatus, fmtOptTime(r.SnapshotDate, ""), r.Needs}
 		}
 		return writeCSV(s.Out, []string{"name", "adapter", "enabled", "last_success", "age", "offers", "sources", "last_error", "consecutive_failures",
-			"last_attempt", "last_attempt_status", "snapshot_date"}, recs)
+			"last_attempt", "last_attempt_status", "snapshot_date", "needs"}, recs)
 	}
-	t := &table{headers: []string{"PROVIDER", "ENABLED", "LAST SUCCESS", "LAST ATTEMPT", "AGE", "OFFERS", "SOURCE", "FAILURES", "LAST ERROR"}}
+	t := &table{headers: []string{"PROVIDER", "ENABLED", "NEEDS", "LAST SUCCESS", "LAST ATTEMPT", "AGE", "OFFERS", "SOURCE", "FAILURES", "LAST ERROR"}}
 	for _, r := range rows {
 		enabled := "-"
 		if r.Adapter {
@@ -177,7 +181,11 @@ func writeProviders(s *IOStreams, rows []providerRow) error {
 				enabled = "yes"
 			}
 		}
-		t.add(r.Name, enabled, fmtOptTime(r.LastSuccess, "never"), fmtAttempt(r), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), oneLine(r.LastError))
+		needs := r.Needs
+		if needs == "" {
+			needs = "-"
+		}
+		t.add(r.Name, enabled, needs, fmtOptTime(r.LastSuccess, "never"), fmtAttempt(r), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, ","), fmt.Sprint(r.ConsecutiveFailures), oneLine(r.LastError))
 	}
 	if err := t.write(s.Out, s.TTY); err != nil {
 		return err

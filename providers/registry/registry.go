@@ -16,10 +16,15 @@ import (
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/aws/awsconf"
 	"github.com/pickergpu/picker/providers/azure"
+	"github.com/pickergpu/picker/providers/cudo"
+	"github.com/pickergpu/picker/providers/digitalocean"
 	"github.com/pickergpu/picker/providers/fetchproc"
+	"github.com/pickergpu/picker/providers/fluidstack"
 	"github.com/pickergpu/picker/providers/gcp/gcpconf"
 	"github.com/pickergpu/picker/providers/lambda"
+	"github.com/pickergpu/picker/providers/primeintellect"
 	"github.com/pickergpu/picker/providers/runpod"
+	"github.com/pickergpu/picker/providers/shadeform"
 	"github.com/pickergpu/picker/providers/static"
 )
 
@@ -31,6 +36,11 @@ func All() []providers.Descriptor {
 		azure.Descriptor,
 		lambda.Descriptor,
 		runpod.Descriptor,
+		digitalocean.Descriptor,
+		cudo.Descriptor,
+		fluidstack.Descriptor,
+		shadeform.Descriptor,
+		primeintellect.Descriptor,
 		static.Descriptor,
 	}
 }
