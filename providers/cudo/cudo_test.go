@@ -257,3 +257,19 @@ func TestDescriptor(t *testing.T) {
 		t.Errorf("New with an ftp endpoint: %v, want an invalid-config error", err)
 	}
 }
+
+// BenchmarkFetch is one refresh's fetch of the fixtures (gpu-models and machine-types)
+// from a local fake API (issue 29's refresh time per adapter).
+func BenchmarkFetch(b *testing.B) {
+	os.Unsetenv(keyEnv)
+	srv := providertest.Serve(b, &cudoServer{})
+	p, err := New(Config{Common: providers.Common{Endpoint: srv.URL}, APIKeyEnv: keyEnv}, httpx.WithHTTPClient(srv.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := p.Fetch(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

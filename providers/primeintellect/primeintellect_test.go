@@ -38,7 +38,7 @@ func server() *providertest.Routes {
 
 // pagedServer serves the fixture's offers one per page (page_size honoured as 1 would
 // be), each page saying totalCount 2, as the API pages a long list.
-func pagedServer(t *testing.T) *providertest.Routes {
+func pagedServer(t testing.TB) *providertest.Routes {
 	t.Helper()
 	b, err := os.ReadFile("testdata/availability_gpus_page.json")
 	if err != nil {
@@ -95,12 +95,12 @@ func TestFetch(t *testing.T) {
 	t.Setenv(keyEnv, testKey)
 	for _, tt := range []struct {
 		name  string
-		srv   func(*testing.T) *providertest.Routes
+		srv   func(testing.TB) *providertest.Routes
 		cfg   Config
 		want  []pricing.Offer
 		pages int
 	}{
-		{"one page", func(*testing.T) *providertest.Routes { return server() }, Config{}, want, 1},
+		{"one page", func(testing.TB) *providertest.Routes { return server() }, Config{}, want, 1},
 		{"one offer a page", pagedServer, Config{}, want, 2},
 		{"regions filter", pagedServer, Config{Common: providers.Common{Regions: []string{"US-KS-2"}}}, want[1:], 2},
 	} {
@@ -213,6 +213,22 @@ func TestDescriptor(t *testing.T) {
 	for _, cfg := range []any{Config{}, &Config{}} {
 		if _, err := Descriptor.New(cfg); err != nil {
 			t.Errorf("Descriptor.New(%T): %v", cfg, err)
+		}
+	}
+}
+
+// BenchmarkFetch is one refresh's fetch of the fixtures, one offer a page (two pages),
+// from a local fake API (issue 29's refresh time per adapter).
+func BenchmarkFetch(b *testing.B) {
+	b.Setenv(keyEnv, testKey)
+	srv := providertest.Serve(b, pagedServer(b))
+	p, err := New(Config{Common: providers.Common{Endpoint: srv.URL}, APIKeyEnv: keyEnv}, httpx.WithHTTPClient(srv.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := p.Fetch(context.Background()); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

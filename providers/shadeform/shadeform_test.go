@@ -161,3 +161,19 @@ func TestDescriptor(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFetch is one refresh's fetch of the fixtures from a local fake API (issue
+// 29's refresh time per adapter).
+func BenchmarkFetch(b *testing.B) {
+	b.Setenv(keyEnv, testKey)
+	srv := providertest.Serve(b, server())
+	p, err := New(Config{Common: providers.Common{Endpoint: srv.URL}, APIKeyEnv: keyEnv}, httpx.WithHTTPClient(srv.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := p.Fetch(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
