@@ -3,6 +3,8 @@
 // US cents per hour for the whole instance and the same in every region; the answer
 // lists, per instance type, the regions that have capacity right now. The adapter offers
 // each type in those regions, or, with include_unavailable, in every region it has seen.
+// Offers in a region with capacity are pricing.AvailableNow, the others include_unavailable
+// lists are pricing.SoldOut (recommend ranks them after every launchable offer).
 package lambda
 
 import (
@@ -246,17 +248,19 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 				mem = g.MemGB
 			}
 		}
-		var regions []string
+		// The regions with capacity now: each offer there is available (issue 24); with
+		// include_unavailable the others are listed too, sold out.
+		var regions, withCapacity []string
+		for _, r := range e.Regions {
+			if r.Name != "" {
+				withCapacity = append(withCapacity, r.Name)
+			}
+		}
+		slices.Sort(withCapacity)
+		withCapacity = slices.Compact(withCapacity)
+		regions = slices.Clone(withCapacity) // the region filter below deletes in place
 		if p.unavailable {
 			regions = allRegions
-		} else {
-			for _, r := range e.Regions {
-				if r.Name != "" {
-					regions = append(regions, r.Name)
-				}
-			}
-			slices.Sort(regions)
-			regions = slices.Compact(regions)
 		}
 		if p.regions != nil {
 			regions = slices.DeleteFunc(regions, func(r string) bool { return !slices.Contains(p.regions, r) })
@@ -285,6 +289,7 @@ func (p *Provider) snapshot(data map[string]entry, now time.Time) (*providers.Sn
 				Currency:   "USD",
 				ObservedAt: now,
 				Source:     pricing.SourceAPI,
+				Available:  pricing.AvailabilityOf(slices.Contains(withCapacity, region)),
 			}
 			snap.Offers = append(snap.Offers, o)
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,10 +69,17 @@ func setup(t *testing.T, s *lambdaServer, cfg Config, sl *providertest.Sleeps) *
 	return p
 }
 
+// offer is an offer in a region listed in regions_with_capacity_available: available.
 func offer(region, typ, model string, count, mem, vcpus, ram, price float64) pricing.Offer {
 	return pricing.Offer{Provider: "lambda", Region: region, InstanceType: typ, GPUModel: model, GPUCount: count,
 		GPUMemGiB: mem, VCPUs: vcpus, RAMGiB: ram, Purchase: pricing.OnDemand, PriceUSDHr: price, Currency: "USD",
-		ObservedAt: clock, Source: pricing.SourceAPI}
+		ObservedAt: clock, Source: pricing.SourceAPI, Available: pricing.AvailableNow}
+}
+
+// soldOut is an offer include_unavailable lists in a region without capacity.
+func soldOut(o pricing.Offer) pricing.Offer {
+	o.Available = pricing.SoldOut
+	return o
 }
 
 // Worked out by hand from testdata/instance_types.json (types in name order, regions
@@ -112,7 +120,12 @@ func TestFetch(t *testing.T) {
 		{"gpu_8x_h100_sxm5", "H100", 8, 80, 208, 1800, 23.92},
 	} {
 		for _, r := range []string{"us-east-1", "us-east-3", "us-south-1", "us-west-1"} {
-			all = append(all, offer(r, typ.name, typ.model, typ.count, typ.mem, typ.cpu, typ.ram, typ.price))
+			o := offer(r, typ.name, typ.model, typ.count, typ.mem, typ.cpu, typ.ram, typ.price)
+			// Available where the answer lists capacity (wantDefault), sold out elsewhere.
+			if !slices.ContainsFunc(wantDefault, func(w pricing.Offer) bool { return w.Key() == o.Key() }) {
+				o = soldOut(o)
+			}
+			all = append(all, o)
 		}
 	}
 	tests := []struct {
@@ -128,13 +141,13 @@ func TestFetch(t *testing.T) {
 		{"regions filter with include_unavailable, a region nobody has capacity in",
 			Config{Common: providers.Common{Regions: []string{"asia-northeast-1"}}, IncludeUnavailable: true},
 			[]pricing.Offer{
-				offer("asia-northeast-1", "gpu_1x_a10", "A10", 1, 24, 30, 200, 0.75),
-				offer("asia-northeast-1", "gpu_1x_gh200", "GH200", 1, 96, 64, 432, 1.49),
-				offer("asia-northeast-1", "gpu_1x_h100_pcie", "H100-PCIE", 1, 80, 26, 200, 2.49),
-				offer("asia-northeast-1", "gpu_1x_rtx6000", "RTX6000", 1, 24, 14, 46, 0.50),
-				offer("asia-northeast-1", "gpu_8x_a100_80gb_sxm4", "A100-80GB", 8, 80, 240, 1800, 14.32),
-				offer("asia-northeast-1", "gpu_8x_b200_sxm6", "B200", 8, 180, 208, 2900, 47.92),
-				offer("asia-northeast-1", "gpu_8x_h100_sxm5", "H100", 8, 80, 208, 1800, 23.92),
+				soldOut(offer("asia-northeast-1", "gpu_1x_a10", "A10", 1, 24, 30, 200, 0.75)),
+				soldOut(offer("asia-northeast-1", "gpu_1x_gh200", "GH200", 1, 96, 64, 432, 1.49)),
+				soldOut(offer("asia-northeast-1", "gpu_1x_h100_pcie", "H100-PCIE", 1, 80, 26, 200, 2.49)),
+				soldOut(offer("asia-northeast-1", "gpu_1x_rtx6000", "RTX6000", 1, 24, 14, 46, 0.50)),
+				soldOut(offer("asia-northeast-1", "gpu_8x_a100_80gb_sxm4", "A100-80GB", 8, 80, 240, 1800, 14.32)),
+				soldOut(offer("asia-northeast-1", "gpu_8x_b200_sxm6", "B200", 8, 180, 208, 2900, 47.92)),
+				soldOut(offer("asia-northeast-1", "gpu_8x_h100_sxm5", "H100", 8, 80, 208, 1800, 23.92)),
 			}, []string{"asia-northeast-1"}},
 	}
 	for _, tt := range tests {

@@ -115,7 +115,10 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 }
 
 // query asks for every GPU type with its per-GPU prices. lowestPrice (for one GPU)
-// carries the lowest spot bid and the minimum vCPUs and RAM a pod gets per GPU.
+// carries the lowest spot bid, the minimum vCPUs and RAM a pod gets per GPU, and the
+// stock: stockStatus ("High", "Medium", "Low"; null when nothing is rentable) and
+// maxUnreservedGpuCount, the most GPUs rentable now (gpuhunt's and SkyPilot's fields;
+// reference README §8.1).
 const query = `query GpuTypes {
   gpuTypes {
     id
@@ -133,6 +136,8 @@ const query = `query GpuTypes {
       uninterruptablePrice
       minVcpu
       minMemory
+      stockStatus
+      maxUnreservedGpuCount
     }
   }
 }`
@@ -154,22 +159,29 @@ type gqlError struct {
 // gpuType is one element of gpuTypes. Prices are USD per GPU per hour; most fields are
 // nullable.
 type gpuType struct {
-	ID                 string   `json:"id"`
-	DisplayName        string   `json:"displayName"`
-	MemoryInGB         *float64 `json:"memoryInGb"`
-	MaxGPUCount        *int     `json:"maxGpuCount"`
-	SecureCloud        bool     `json:"secureCloud"`
-	CommunityCloud     bool     `json:"communityCloud"`
-	SecurePrice        *float64 `json:"securePrice"`
-	CommunityPrice     *float64 `json:"communityPrice"`
-	SecureSpotPrice    *float64 `json:"secureSpotPrice"`
-	CommunitySpotPrice *float64 `json:"communitySpotPrice"`
-	LowestPrice        *struct {
-		MinimumBidPrice      *float64 `json:"minimumBidPrice"`
-		UninterruptablePrice *float64 `json:"uninterruptablePrice"`
-		MinVCPU              *float64 `json:"minVcpu"`
-		MinMemory            *float64 `json:"minMemory"`
-	} `json:"lowestPrice"`
+	ID                 string       `json:"id"`
+	DisplayName        string       `json:"displayName"`
+	MemoryInGB         *float64     `json:"memoryInGb"`
+	MaxGPUCount        *int         `json:"maxGpuCount"`
+	SecureCloud        bool         `json:"secureCloud"`
+	CommunityCloud     bool         `json:"communityCloud"`
+	SecurePrice        *float64     `json:"securePrice"`
+	CommunityPrice     *float64     `json:"communityPrice"`
+	SecureSpotPrice    *float64     `json:"secureSpotPrice"`
+	CommunitySpotPrice *float64     `json:"communitySpotPrice"`
+	LowestPrice        *lowestPrice `json:"lowestPrice"`
+}
+
+// lowestPrice is gpuTypes' lowestPrice(input: {gpuCount: 1}).
+type lowestPrice struct {
+	MinimumBidPrice      *float64 `json:"minimumBidPrice"`
+	UninterruptablePrice *float64 `json:"uninterruptablePrice"`
+	MinVCPU              *float64 `json:"minVcpu"`
+	MinMemory            *float64 `json:"minMemory"`
+	// StockStatus is raw so that null (no stock: sold out) differs from absent (an
+	// answer without the field: unknown).
+	StockStatus           json.RawMessage `json:"stockStatus"`
+	MaxUnreservedGPUCount *int            `json:"maxUnreservedGpuCount"`
 }
 
 // Fetch runs the gpuTypes query and returns the offers.
@@ -398,6 +410,7 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 						Currency:     "USD",
 						ObservedAt:   now,
 						Source:       pricing.SourceAPI,
+						Available:    stock(t.LowestPrice, k),
 					}
 					snap.Offers = append(snap.Offers, o)
 				}
@@ -411,6 +424,27 @@ func (p *Provider) snapshot(types []gpuType, now time.Time) (*providers.Snapshot
 		return nil, pricing.Errorf(pricing.Unavailable, "runpod: no GPU type has a price in the selected clouds (%d types listed)", len(types))
 	}
 	return snap, nil
+}
+
+// stock is what lowestPrice says of renting k GPUs of the type now: sold out when its
+// stockStatus is null or k is past maxUnreservedGpuCount, available when k is within it
+// (or, without the count, for one GPU with a stock status), unknown when the answer
+// does not say. The query's lowestPrice is the global one (no dataCenterId), so this is
+// RunPod's stock anywhere, not per data center, and it is applied to both clouds' offers.
+func stock(lp *lowestPrice, k int) pricing.Availability {
+	if lp == nil || len(lp.StockStatus) == 0 {
+		return pricing.AvailabilityUnknown
+	}
+	if string(lp.StockStatus) == "null" {
+		return pricing.SoldOut
+	}
+	if n := lp.MaxUnreservedGPUCount; n != nil {
+		return pricing.AvailabilityOf(k <= *n)
+	}
+	if k == 1 {
+		return pricing.AvailableNow
+	}
+	return pricing.AvailabilityUnknown
 }
 
 // round6 removes float noise from k x price (3 x 0.1 = 0.30000000000000004).
