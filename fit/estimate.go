@@ -71,6 +71,9 @@ type Result struct {
 	Warnings             []string `json:"warnings,omitempty"`
 	CUDAContextGiB       float64  `json:"cuda_context_gib"`
 	AllocatorOverheadGiB float64  `json:"allocator_overhead_gib"`
+	// NCCLBuffersGiB is NCCL's communicator buffers (multi-GPU training, stack.go): device
+	// memory outside PyTorch's allocator, in device_total only.
+	NCCLBuffersGiB float64 `json:"nccl_buffers_gib,omitempty"`
 	// Layout says how a multi-node job (--nodes > 1) is split; empty for one instance.
 	Layout      string   `json:"layout,omitempty"`
 	Assumptions []string `json:"assumptions"`
@@ -116,6 +119,12 @@ type resolved struct {
 	// gradAccum: the framework's recipes accumulate gradients over micro-batches, so
 	// gradients live through the next forward pass (see trainGrads).
 	gradAccum bool
+	// Stack terms (stack.go): DeepSpeed's fp32 masters over a 16-bit model; FSDP's
+	// unsharded gradients under no_sync accumulation; the gathered bytes that churn
+	// through the allocator (counted with the dynamic slack) and NCCL's buffers (device
+	// memory outside the allocator), both set by estimateTraining.
+	dsMasters, unshardedGrads, flatFrozenGrads bool
+	allocChurn, ncclBytes                      float64
 	// warns are Result.Warnings: the job runs, but probably not as the user meant.
 	warns []string
 }
@@ -136,7 +145,7 @@ func resolve(m *model.Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
 	for _, step := range []func(*model.Model, *resolved) error{
 		resolveTask, resolveApplicable, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism, resolveSplit,
-		resolveGradCkpt, resolveLength, resolveLoRA, resolveTechniques,
+		resolveGradCkpt, resolveLength, resolveStack, resolveLoRA, resolveTechniques,
 	} {
 		if err := step(m, r); err != nil {
 			return nil, err
@@ -252,7 +261,7 @@ func resolveParallelism(m *model.Model, r *resolved) error {
 		return invalid("offload", "--offload %s with --task %s: offload moves training states to host memory; it needs a training task", r.Offload, r.Task)
 	case r.Offload == "optimizer" && !r.Shard.Sharded():
 		return invalid("offload", "--offload optimizer needs ZeRO or FSDP (--shard zero1, zero2, zero3 or fsdp); DDP keeps every state on the GPU")
-	case r.Offload == "optimizer+params" && r.Shard != "zero3" && r.Shard != "fsdp":
+	case r.Offload == "optimizer+params" && r.Shard != "zero3" && r.Shard != "fsdp" && r.Shard != "hsdp":
 		return invalid("offload", "--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
 	}
 	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
@@ -371,8 +380,10 @@ func Estimate(m *model.Model, job Job) (*Result, error) {
 		bd = estimateInference(m, r)
 	}
 	peak := bd.Weights + bd.Gradients + bd.Optimizer + bd.Activations + bd.KVCache + bd.Workspace
-	static := bd.Weights + bd.Gradients + bd.Optimizer + bd.KVCache
-	alloc := allocStaticFrac*static + allocDynamicFrac*(bd.Activations+bd.Workspace)
+	// Gathered layers (ZeRO-3/FSDP) are allocated and freed layer by layer, so they
+	// fragment the cache like activations do (r.allocChurn, stack.go).
+	static := bd.Weights + bd.Gradients + bd.Optimizer + bd.KVCache - r.allocChurn
+	alloc := allocStaticFrac*static + allocDynamicFrac*(bd.Activations+bd.Workspace+r.allocChurn)
 	res := &Result{
 		Model:           ModelInfo{Name: m.Name, HFID: m.HFID, Architecture: m.Architecture, Params: m.ParamCount, ActiveParams: m.ActiveCount},
 		Job:             r.Job,
@@ -385,7 +396,8 @@ func Estimate(m *model.Model, job Job) (*Result, error) {
 		PeakReservedGiB:      Round3((peak + alloc) / GiB),
 		CUDAContextGiB:       CUDAContextGiB,
 		AllocatorOverheadGiB: Round3(alloc / GiB),
-		DeviceTotalGiB:       Round3(peak/GiB + CUDAContextGiB + alloc/GiB),
+		DeviceTotalGiB:       Round3(peak/GiB + CUDAContextGiB + alloc/GiB + r.ncclBytes/GiB),
+		NCCLBuffersGiB:       Round3(r.ncclBytes / GiB),
 		CPURAMGiB:            Round3(cpu / GiB),
 		Layout:               r.layout(),
 	}
@@ -438,9 +450,6 @@ func standardNotes(m *model.Model, r *resolved) []string {
 		if m.Kind == model.KindEncoder {
 			add("encoder trained with a classification head (no vocabulary logits)")
 		}
-		if m.Kind == model.KindSeq2Seq {
-			add("decoder (target) sequence assumed as long as --seq-len")
-		}
 		if r.Optimizer == "paged-adamw-8bit" {
 			add("paged optimizer states live in CUDA unified memory: counted on the device, though torch.cuda.max_memory_allocated does not see them")
 		}
@@ -453,6 +462,7 @@ func standardNotes(m *model.Model, r *resolved) []string {
 		}
 		add("peak includes the largest checkpoint tensor copied while the weights load")
 	}
+	out = append(out, stackNotes(m, r)...)
 	out = append(out, techniqueNotes(m, r)...)
 	if m.AttnSoftcap && r.Attention != "eager" {
 		add("%s uses attention logit soft-capping, which fused SDPA/flash kernels do not apply: the attention scores are materialised as in eager mode", m.Architecture)
@@ -522,7 +532,9 @@ func (r *resolved) layerBytes(m *model.Model, s *model.Stack, tokens, seq, kvSeq
 	}
 	attn := float64(2*s.QDim)*r.b + 2*kv*r.b
 	if s.Cross {
-		attn *= 2
+		// Cross-attention keeps its queries and output per decoder token, its keys and
+		// values per encoder token (kvSeq per sample; tokens/seq samples).
+		attn += float64(2*s.QDim)*r.b + 2*kv*r.b*kvSeq/math.Max(seq, 1)
 	}
 	// LoRA dropout: each adapted module applies its own dropout to its input before lora_A,
 	// which keeps the dropped-out copy (compute dtype) and a 1-byte mask.

@@ -71,8 +71,8 @@ func (r *resolved) fp8WeightCache(m *model.Model) float64 {
 		return 0
 	}
 	b := 2 * float64(m.LinearParams)
-	if r.Shard == "zero3" || r.Shard == "fsdp" {
-		b = math.Min(b/float64(r.world()), 2*2*float64(m.Dec.LayerParams))
+	if r.Shard.ShardsParams() {
+		b = math.Min(b/float64(r.shardDegree()), 2*2*float64(m.Dec.LayerParams))
 	}
 	return b
 }

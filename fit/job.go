@@ -56,7 +56,7 @@ var (
 	Quants     = []Quant{QuantNone, "int8", "nf4", "fp4", "int4", "fp8"}
 	Optimizers = []Optimizer{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum"}
 	Attentions = []Attention{"eager", "sdpa", "flash"}
-	Shards     = []Shard{ShardNone, "zero1", "zero2", "zero3", "fsdp", "tp"}
+	Shards     = []Shard{ShardNone, "zero1", "zero2", "zero3", "fsdp", "hsdp", "tp"}
 	Offloads   = []Offload{OffloadNone, "optimizer", "optimizer+params", OffloadModel}
 	// OptimizerSteps: torch.optim's implementations (foreach is its CUDA default).
 	OptimizerSteps = []OptimizerStep{"foreach", "fused", "for-loop"}
@@ -117,11 +117,14 @@ type Job struct {
 	// set for training, 0 otherwise. Above 1 the gradients outlive each micro-batch (the
 	// memory peak holds them beside the next forward's activations) and the optimizer
 	// step is paid once per GradAccum micro-batches (jobtime).
-	GradAccum int       `json:"grad_accum,omitempty"`
-	SeqLen    int       `json:"seq_len"`   // tokens per sample; 0 = 2048 for LLMs (capped at the model's context), 512 for BERT
-	GradCkpt  bool      `json:"grad_ckpt"` //
-	Attention Attention `json:"attention"` // Attentions; "" = sdpa
-	LoRARank  int       `json:"lora_r"`    // 0 = 8
+	GradAccum int `json:"grad_accum,omitempty"`
+	SeqLen    int `json:"seq_len"` // tokens per sample; 0 = 2048 for LLMs (capped at the model's context), 512 for BERT
+	// TargetTokens is an encoder–decoder job's target (decoder) length; 0 = SeqLen.
+	// Resolved: set for encoder–decoder models, 0 otherwise (stack.go).
+	TargetTokens int       `json:"target_tokens,omitempty"`
+	GradCkpt     bool      `json:"grad_ckpt"` //
+	Attention    Attention `json:"attention"` // Attentions; "" = sdpa
+	LoRARank     int       `json:"lora_r"`    // 0 = 8
 	// LoRATargets are module names, or just "all-linear"; nil = the architecture's default
 	// (PEFT's). Resolved: the adapted modules ([] when the task is not LoRA).
 	LoRATargets []string   `json:"lora_targets"`
@@ -256,6 +259,8 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.GradAccum, err = intFlag("grad-accum", v, 1); return }},
 	{"seq-len", "tokens per sample; inference: prompt + generated (default 2048 for LLMs)", "", false, "int",
 		func(j *Job, v string) (err error) { j.SeqLen, err = intFlag("seq-len", v, 1); return }},
+	{"target-tokens", "encoder–decoder (T5, BART): decoder (target) tokens per sample (default: --seq-len)", "", false, "int",
+		func(j *Job, v string) (err error) { j.TargetTokens, err = intFlag("target-tokens", v, 1); return }},
 	{"grad-ckpt", "gradient (activation) checkpointing (default: the framework's; hf turns it on for qlora, torchtune for all training)", "", true, "",
 		func(j *Job, v string) (err error) {
 			j.GradCkpt, err = boolFlag("grad-ckpt", v)
@@ -270,7 +275,7 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.LoRATargets, err = targetsFlag(v); return }},
 	{"gpus", "GPUs the job runs on (estimate: default 1; recommend: default each offer's GPU count)", "", false, "int",
 		func(j *Job, v string) (err error) { j.GPUs, err = intFlag("gpus", v, 1); return }},
-	{"shard", "none, zero1, zero2, zero3, fsdp or tp (default none for training, tp for inference on >1 GPU)", "", false, "",
+	{"shard", "none, zero1, zero2, zero3, fsdp, hsdp (FSDP within a node, replicated across --nodes) or tp (default none for training, tp for inference on >1 GPU)", "", false, "",
 		func(j *Job, v string) (err error) { j.Shard, err = parseEnum("shard", v, Shards); return }},
 	{"offload", "none, optimizer or optimizer+params (ZeRO-Offload / FSDP CPU offload); model for image generation (diffusers model CPU offload)", "none", false, "",
 		func(j *Job, v string) (err error) { j.Offload, err = parseEnum("offload", v, Offloads); return }},

@@ -71,10 +71,14 @@ func (r *resolved) layout() string {
 		return ""
 	}
 	if r.IsTraining() {
-		name := map[Shard]string{"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP"}[r.Shard]
+		name := map[Shard]string{"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "hsdp": "HSDP"}[r.Shard]
 		what := map[Shard]string{"zero1": "optimizer states", "zero2": "gradients and optimizer states"}[r.Shard]
 		if what == "" {
 			what = "parameters, gradients and optimizer states"
+		}
+		if r.Shard == "hsdp" {
+			return fmt.Sprintf("HSDP across %d nodes × %d GPUs = %d GPUs; %s sharded over the %d GPUs of each node, replicated across the %d nodes",
+				r.Nodes, r.GPUs, r.world(), what, r.GPUs, r.Nodes)
 		}
 		return fmt.Sprintf("%s data parallel across %d nodes × %d GPUs = %d GPUs; %s sharded over all %d",
 			name, r.Nodes, r.GPUs, r.world(), what, r.world())

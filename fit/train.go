@@ -13,6 +13,9 @@ type trainMem struct {
 	weights, adapters, autocastCache, gathered float64
 	grads, opt, stepTemp                       float64
 	act, ws, cpu                               float64
+	// comm: the sharding strategy's collective buffers (in workspace); nccl: NCCL's
+	// buffers outside the allocator (stack.go).
+	comm, nccl float64
 }
 
 // estimateTraining sums a training job's memory: weights, gradients and optimizer states,
@@ -24,7 +27,10 @@ func estimateTraining(m *model.Model, r *resolved) (Breakdown, float64) {
 	t.optimizerStates(m, r)
 	t.shard(m, r)
 	t.offload(m, r)
+	t.commBuffers(m, r) // stack.go
 	t.activations(m, r)
+	t.ws += t.comm
+	r.allocChurn, r.ncclBytes = t.gathered, t.nccl
 	bd := Breakdown{Weights: t.weights + t.adapters + t.gathered + r.fp8WeightCache(m), Gradients: t.grads, Optimizer: t.opt,
 		Activations: t.act, Workspace: t.ws}
 	if !r.gradAccum {
@@ -86,6 +92,11 @@ func (t *trainMem) trainGrads(m *model.Model, r *resolved) {
 		gradB = 4
 	}
 	t.grads = float64(r.trainable) * gradB
+	if r.flatFrozenGrads {
+		// FSDP1 flat parameters mixing frozen and trainable weights (stack.go): the frozen
+		// block weights get gradients too, in the flat parameter's dtype.
+		t.grads += float64(m.Dec.Layers*m.Dec.LayerParams) * r.b
+	}
 	if r.optimInBwd {
 		// torchtune optimizer_in_bwd: a hook steps and frees each parameter's gradient as
 		// soon as it is computed, so at most the largest tensor's gradient is live.
@@ -99,7 +110,7 @@ func (t *trainMem) optimizerStates(m *model.Model, r *resolved) {
 	T := float64(r.trainable)
 	full := r.Task == TaskFullFT
 	stateB := 4.0
-	if !r.mixed && r.b == 2 && (full || !r.adapterFP32) {
+	if !r.mixed && r.b == 2 && (full || !r.adapterFP32) && !r.dsMasters {
 		stateB = 2 // true bf16/fp16 training keeps the states in that dtype
 	}
 	switch r.Optimizer {
@@ -114,8 +125,8 @@ func (t *trainMem) optimizerStates(m *model.Model, r *resolved) {
 	case "sgd-momentum":
 		t.opt = stateB * T
 	}
-	if r.mixed && !r.amp() {
-		t.opt += 4 * T // fp32 master copy (ZeRO paper's 12 = 4 master + 8 Adam)
+	if (r.mixed && !r.amp()) || r.dsMasters {
+		t.opt += 4 * T // fp32 master copy (ZeRO paper's 12 = 4 master + 8 Adam; DeepSpeed bf16, stack.go)
 	}
 	if !full && r.mixed && !r.amp() {
 		t.opt -= 4 * T // adapters are already fp32: no separate master copy
@@ -129,10 +140,7 @@ func gatherCap(m *model.Model, r *resolved) float64 {
 	// compute dtype (torch.distributed.fsdp.MixedPrecision docs: full precision only
 	// outside forward/backward, in the shards); DeepSpeed's bf16/fp16 modes hold the
 	// parameters in 16 bits.
-	gatherB := r.store
-	if r.mixed {
-		gatherB = r.b
-	}
+	gatherB := gatherBytes(r) // stack.go
 	layerBytes := float64(m.Dec.LayerParams) * gatherB
 	if r.quantB > 0 {
 		layerBytes = float64(m.Dec.LayerParams) * r.quantB
@@ -145,9 +153,11 @@ func gatherCap(m *model.Model, r *resolved) float64 {
 }
 
 // shard divides states by the GPU count: ZeRO-1 the optimizer, ZeRO-2 also gradients,
-// ZeRO-3/FSDP also parameters, which are gathered a layer or two at a time.
+// ZeRO-3/FSDP also parameters, which are gathered a layer or two at a time. HSDP shards
+// within a node; FSDP under no_sync accumulation keeps the gradients unsharded
+// (stack.go).
 func (t *trainMem) shard(m *model.Model, r *resolved) {
-	g := float64(r.world()) // every GPU of every node (nodes.go)
+	g := float64(r.shardDegree()) // every GPU of every node (nodes.go), a node's for hsdp
 	switch r.Shard {
 	case "zero1":
 		t.opt /= g
@@ -156,14 +166,16 @@ func (t *trainMem) shard(m *model.Model, r *resolved) {
 		t.opt /= g
 		t.grads /= g
 		t.stepTemp /= g
-	case "zero3", "fsdp":
+	case "zero3", "fsdp", "hsdp":
 		t.opt /= g
-		t.grads /= g
+		if !r.unshardedGrads {
+			t.grads /= g
+		}
 		t.stepTemp /= g
 		fullW := t.weights
 		t.weights /= g
 		t.adapters /= g
-		t.gathered = math.Min(fullW-t.weights, gatherCap(m, r))
+		t.gathered = math.Min(fullW-t.weights, gatherCap(m, r)+rootUnitBytes(m, r)) // stack.go
 	}
 }
 
@@ -191,7 +203,14 @@ func (t *trainMem) activations(m *model.Model, r *resolved) {
 	tokens := B * S
 	t.act = stackActivations(m, r, &m.Dec, tokens, S, S)
 	if m.Enc != nil {
-		t.act += stackActivations(m, r, m.Enc, tokens, S, S)
+		// Encoder–decoder: the encoder over the source, the decoder (and the LM head) over
+		// the target, cross-attending to the source (stack.go, --target-tokens).
+		T := float64(max(r.TargetTokens, 1))
+		srcTokens := tokens
+		tokens = B * T
+		t.act = stackActivations(m, r, &m.Dec, tokens, T, S)
+		t.act += stackActivations(m, r, m.Enc, srcTokens, S, S)
+		t.act += srcTokens * float64(m.Hidden) * r.b // the encoder's embedding output
 	}
 	t.act += tokens * float64(m.Hidden) * r.b // embedding output
 	// Logits and loss (transformers >= 4.46 ForCausalLMLoss): the LM head's output in the

@@ -77,7 +77,8 @@ func weightBytes(m *model.Model, r *resolved) float64 {
 	if r.quantB == 0 {
 		return (nonLinear + float64(m.LinearParams)) * r.store
 	}
-	q := float64(m.LinearParams) * r.quantB
+	keep := keepFP32Params(m, r) // stack.go: _keep_in_fp32_modules stay fp32, unquantized
+	q := (float64(m.LinearParams)-keep)*r.quantB + keep*4
 	if r.Quant == "int8" {
 		for _, mod := range m.Modules {
 			q += float64(mod.Out*mod.Count) * 4 // LLM.int8 per-row fp32 scale (SCB)

@@ -212,6 +212,10 @@ type TimeGPU struct {
 	Count        float64 // GPUs the job runs on; below 1 for a vGPU slice
 	LinkGBs      float64 // GPU-GPU per direction (NVLink/Infinity Fabric); 0 = over PCIe
 	HostLinkGBs  float64 // GPU-host per direction
+	// NodeGPUs and NodeLinkGBs describe a cluster's nodes for hybrid sharding (--shard
+	// hsdp): GPUs per node and their GPU-GPU link inside it, when LinkGBs is the
+	// cluster's slowest path; 0 = nodes of at most gpusPerNode GPUs with LinkGBs inside.
+	NodeGPUs, NodeLinkGBs float64
 }
 
 // Timing is the model's answer for one job on one offer.
@@ -382,6 +386,8 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 			// FSDP/ZeRO-3 mixed precision reduces in the compute dtype (FSDP MixedPrecision
 			// reduce_dtype, DeepSpeed's fp16/bf16 reduce).
 			comm = (n - 1) / n * (2*weightBytes + m.TrainableParams*m.ComputeBytes/accum) / link
+		case "hsdp":
+			comm = m.hybridComm(g, n, weightBytes, accum) // hsdp.go
 		case "tp":
 			// Megatron tensor parallelism: 2 all-reduces of the layer's activations in the
 			// forward and 2 in the backward (+2 when recomputed), not overlapped.
@@ -419,6 +425,14 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 			bytes += 2 * weightBytes / shard
 		}
 		off := bytes / host
+		if m.Shard == "zero3" {
+			// ZeRO-3's overlap_comm (on by default for stage 3, DeepSpeed
+			// zero/config.py overlap_comm_valid) copies each reduced gradient partition to
+			// pinned host memory while the backward continues: the copy hides behind the
+			// backward's two thirds of the math; the weights' return waits for the CPU step.
+			grads := m.TrainableParams * m.GradBytes / shard / host
+			off = math.Max(0, grads-compute*2/3) + (off - grads)
+		}
 		if off > step {
 			bound = "offload"
 		}

@@ -51,6 +51,7 @@ var askGroups = []fieldGroup{
 		{Name: "batch", Label: "Micro-batch per GPU", Kind: "number", Default: "1"},
 		{Name: "grad-accum", Label: "Gradient accumulation", Kind: "number", Default: "framework's", Help: "micro-batches per step"},
 		{Name: "seq-len", Label: "Sequence length", Kind: "number", Default: "2048"},
+		{Name: "target-tokens", Label: "Target tokens", Kind: "number", Default: "sequence length", Help: "encoder–decoder (T5, BART): the decoder's length"},
 		{Name: "gpus", Label: "GPUs", Kind: "number", Default: "each offer's", Help: "pin the GPU count"},
 		{Name: "nodes", Label: "Instances", Kind: "text", Default: "1", Help: "a number, or auto (needs a cluster interconnect)"},
 		{Name: "grad-ckpt", Label: "Gradient checkpointing", Kind: "tristate", Default: "framework's", Help: "hf: on for QLoRA; torchtune: on for training"},

@@ -101,7 +101,10 @@ func writeEstimate(s *IOStreams, r *fit.Result) error {
 	}
 	t.add("peak allocated", num(r.PeakAllocatedGiB, 2))
 	t.add("peak reserved (+ allocator cache)", num(r.PeakReservedGiB, 2))
-	t.add("+ cuda context", num(r.DeviceTotalGiB-r.PeakReservedGiB, 2))
+	t.add("+ cuda context", num(r.DeviceTotalGiB-r.PeakReservedGiB-r.NCCLBuffersGiB, 2))
+	if r.NCCLBuffersGiB > 0 {
+		t.add("+ NCCL buffers", num(r.NCCLBuffersGiB, 2))
+	}
 	t.add("device total (must fit)", num(r.DeviceTotalGiB, 2))
 	if r.CPURAMGiB > 0 {
 		t.add("host RAM", num(r.CPURAMGiB, 2))

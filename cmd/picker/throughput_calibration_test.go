@@ -87,9 +87,6 @@ func tputFlags(r tputRow, train bool, gpus, relax int) []string {
 	}
 	batch, seq := orDefault(r["batch"], "1"), orDefault(r["seq_len"], "2048")
 	shard, offload := strings.ToLower(orDefault(r["shard"], "none")), strings.ToLower(orDefault(r["offload"], "none"))
-	if shard == "hsdp" {
-		shard = "fsdp"
-	}
 	if train {
 		if shard == "tp" || shard == "pipeline" {
 			shard = "fsdp"
@@ -239,7 +236,10 @@ func TestThroughputCalibration(t *testing.T) {
 	}
 	db := tempDB(t)
 	all := &tputStats{}
-	byKind := map[string]*tputStats{}
+	// byKind: training, inference-decode, inference-prefill; bySource: the repository or
+	// paper a row comes from (the first word of its source), so that a source the model
+	// misses stands out; byTask: --task.
+	byKind, bySource, byTask := map[string]*tputStats{}, map[string]*tputStats{}, map[string]*tputStats{}
 	for _, row := range rows {
 		r := tputRow{}
 		for k, i := range col {
@@ -255,10 +255,16 @@ func TestThroughputCalibration(t *testing.T) {
 			kind = "inference-" + strings.TrimSuffix(r["metric"], "_tokens_per_s")
 		}
 		all.add(pred, meas)
-		if byKind[kind] == nil {
-			byKind[kind] = &tputStats{}
+		src, _, _ := strings.Cut(r["source"], " ")
+		for _, km := range []struct {
+			k string
+			m map[string]*tputStats
+		}{{kind, byKind}, {src, bySource}, {r["task"], byTask}} {
+			if km.m[km.k] == nil {
+				km.m[km.k] = &tputStats{}
+			}
+			km.m[km.k].add(pred, meas)
 		}
-		byKind[kind].add(pred, meas)
 		if why != "" {
 			t.Logf("%-26s %-18s %-12s %2s  measured %9.1f  NOT EXPRESSIBLE: %s", r["id"], kind, r["gpu_model"], r["gpus"], meas, why)
 			continue
@@ -269,15 +275,17 @@ func TestThroughputCalibration(t *testing.T) {
 		}
 		t.Logf("%-26s %-18s %-12s %2s  measured %9.1f  model %9.1f  x%.2f %s\n\t%s", r["id"], kind, r["gpu_model"], r["gpus"], meas, pred, pred/meas, mark, cmd)
 	}
-	kinds := make([]string, 0, len(byKind))
-	for k := range byKind {
-		kinds = append(kinds, k)
+	for _, by := range []map[string]*tputStats{byKind, byTask, bySource} {
+		keys := make([]string, 0, len(by))
+		for k := range by {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			t.Logf("%-34s %s", k, by[k])
+		}
 	}
-	sort.Strings(kinds)
-	for _, k := range kinds {
-		t.Logf("%-18s %s", k, byKind[k])
-	}
-	t.Logf("%-18s %s", "all", all)
+	t.Logf("%-34s %s", "all", all)
 	if frac := float64(all.within) / float64(all.n); frac < 0.55 {
 		t.Errorf("%d/%d = %.0f%% of rows within ±25%%; want >= 55%%", all.within, all.n, 100*frac)
 	}
