@@ -75,7 +75,10 @@ type Result struct {
 	// memory outside PyTorch's allocator, in device_total only.
 	NCCLBuffersGiB float64 `json:"nccl_buffers_gib,omitempty"`
 	// Layout says how a multi-node job (--nodes > 1) is split; empty for one instance.
-	Layout      string   `json:"layout,omitempty"`
+	Layout string `json:"layout,omitempty"`
+	// Serving is how the inference engine (--engine other than hf) runs the job: its
+	// budget, KV pool and launch line (engine.go); nil for hf and training.
+	Serving     *Serving `json:"serving,omitempty"`
 	Assumptions []string `json:"assumptions"`
 }
 
@@ -127,6 +130,10 @@ type resolved struct {
 	allocChurn, ncclBytes                      float64
 	// warns are Result.Warnings: the job runs, but probably not as the user meant.
 	warns []string
+	// serving is the engine's plan and servingTotal its device total in bytes per GPU
+	// (engine.go); nil for transformers generate and training.
+	serving      *Serving
+	servingTotal float64
 }
 
 // invalid is an impossible job; param is the flag the error is about (pricing.Error.Param).
@@ -144,8 +151,8 @@ func (r *resolved) note(format string, args ...any) {
 func resolve(m *model.Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
 	for _, step := range []func(*model.Model, *resolved) error{
-		resolveTask, resolveApplicable, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism, resolveSplit,
-		resolveGradCkpt, resolveLength, resolveStack, resolveLoRA, resolveTechniques,
+		resolveTask, resolveApplicable, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism, resolveEngine, resolveSplit,
+		resolveGradCkpt, resolveLength, resolveWorkload, resolveStack, resolveLoRA, resolveTechniques,
 	} {
 		if err := step(m, r); err != nil {
 			return nil, err
@@ -288,6 +295,9 @@ func resolveSplit(m *model.Model, r *resolved) error {
 	}
 	if r.Split == "" {
 		r.Split = SplitTensor
+		if r.Engine != "" {
+			r.Split = r.Engine.Spec().Split // llama.cpp: --split-mode layer
+		}
 	}
 	if r.Split == SplitTensor && !m.TPValid(r.GPUs) {
 		// vLLM (and TGI) require the tensor-parallel degree to divide the attention heads.
@@ -303,6 +313,9 @@ func resolveSplit(m *model.Model, r *resolved) error {
 // resolveLength defaults the sequence length (capped at the model's context) or, for
 // image pipelines, the resolution and image count.
 func resolveLength(m *model.Model, r *resolved) error {
+	if err := workloadSeqLen(r); err != nil { // engine.go: prompt + output fix the length
+		return err
+	}
 	switch {
 	case m.Kind == model.KindDiffusion:
 		if r.SeqLen != 0 {
@@ -401,8 +414,17 @@ func Estimate(m *model.Model, job Job) (*Result, error) {
 		CPURAMGiB:            Round3(cpu / GiB),
 		Layout:               r.layout(),
 	}
+	if r.serving != nil { // the engine's budget, not the caching allocator's (engine.go)
+		res.AllocatorOverheadGiB = 0
+		res.PeakReservedGiB = res.PeakAllocatedGiB
+		res.DeviceTotalGiB = Round3(r.servingTotal / GiB)
+		res.Serving = r.serving
+	}
 	res.Warnings = r.warns
 	res.Assumptions = append(append(append([]string{}, m.Notes...), r.notes...), standardNotes(m, r)...)
+	if r.serving != nil {
+		res.Assumptions = append(res.Assumptions, servingNotes(r.serving)...)
+	}
 	return res, nil
 }
 

@@ -82,6 +82,12 @@ func estimateInference(m *model.Model, r *resolved) Breakdown {
 	if pp := float64(r.Nodes); pp > 1 { // pipeline stages across nodes hold 1/pp of the layers (nodes.go)
 		weights, kv = weights/pp, kv/pp
 	}
+	if r.Engine.Paged() || r.Engine == EngineLlamaCpp {
+		// The engine's own budget (engine.go): a chunked step's activations per token of
+		// the widest block, the KV cache per token as split above.
+		bd, r.servingTotal, r.serving = estimateServing(m, r, weights, kv, math.Max(attnW, mlpW), load)
+		return bd
+	}
 	bd.Weights = weights
 	bd.KVCache = kv
 	bd.Workspace = math.Max(ws, load-kv)

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -160,6 +161,15 @@ type Job struct {
 	// VAETiling decodes one image at a time in tiles (diffusers enable_vae_slicing and
 	// enable_vae_tiling).
 	VAETiling bool `json:"vae_tiling"`
+
+	// Serving (engine.go): the engine, the workload's prompt and output tokens per
+	// request (they fix --seq-len), and the engine's memory fraction and context.
+	// Resolved: Engine is set for language-model inference ("" otherwise).
+	Engine               Engine  `json:"engine,omitempty"`
+	PromptTokens         int     `json:"prompt_tokens,omitempty"`
+	OutputTokens         int     `json:"output_tokens,omitempty"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	MaxModelLen          int     `json:"max_model_len,omitempty"`
 }
 
 // Resolution is an image size in pixels; the zero value means the pipeline's default.
@@ -305,6 +315,43 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.Loss, err = parseEnum("loss", v, Losses); return }},
 	{"vae-tiling", "image generation: decode one image at a time in tiles (diffusers VAE slicing + tiling)", "false", true, "",
 		func(j *Job, v string) (err error) { j.VAETiling, err = boolFlag("vae-tiling", v); return }},
+	{"engine", "inference engine whose memory budget, kernels, speed and launch line are modelled: vllm, sglang, trt-llm, llama.cpp or hf (estimate: default hf, transformers generate; recommend: default vllm)", "", false, "",
+		func(j *Job, v string) (err error) { j.Engine, err = parseEnum("engine", v, Engines); return }},
+	{"prompt-tokens", "inference: prompt tokens per request (with --output-tokens it fixes --seq-len)", "", false, "int",
+		func(j *Job, v string) (err error) { j.PromptTokens, err = tokensFlag("prompt-tokens", v); return }},
+	{"output-tokens", "inference: generated tokens per request", "", false, "int",
+		func(j *Job, v string) (err error) { j.OutputTokens, err = tokensFlag("output-tokens", v); return }},
+	{"gpu-memory-utilization", "vllm/sglang/trt-llm: the engine's memory fraction, 0-1 (default vllm 0.9, sglang 0.88-0.81 by tensor-parallel size, trt-llm 0.9 of the free memory)", "", false, "float",
+		func(j *Job, v string) (err error) {
+			j.GPUMemoryUtilization, err = fractionFlag("gpu-memory-utilization", v)
+			return
+		}},
+	{"max-model-len", "the context the engine reserves per sequence (vllm --max-model-len, sglang --context-length, trt-llm --max_seq_len, llama.cpp -c; default the model's context, llama.cpp 4096)", "", false, "int",
+		func(j *Job, v string) (err error) { j.MaxModelLen, err = intFlag("max-model-len", v, 16); return }},
+}
+
+// tokensFlag reads a per-request token count: a non-negative number, rounded up.
+func tokensFlag(flag, v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > 1<<30 || f != f {
+		return 0, pricing.ParamErrorf(pricing.Invalid, flag, "--%s %q: want a non-negative number of tokens", flag, v)
+	}
+	return int(math.Ceil(f)), nil
+}
+
+// fractionFlag reads a share of GPU memory in (0, 1].
+func fractionFlag(flag, v string) (float64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f > 0 && f <= 1) {
+		return 0, pricing.ParamErrorf(pricing.Invalid, flag, "--%s %q: want a fraction above 0 and at most 1", flag, v)
+	}
+	return f, nil
 }
 
 // ParseJob sets the job flags values holds, keyed by JobParams names ("model" and

@@ -13,17 +13,25 @@ import (
 // figure, not a number fitted to the calibration rows (cmd/picker/testdata/throughput_measured.csv
 // scores the result).
 
-// Inference engines (--engine).
+// Inference engines (--engine): fit.Engines, whose memory model (fit/engine.go) the
+// time model shares.
 const (
-	EngineHF       = "hf"
-	EngineVLLM     = "vllm"
-	EngineLlamaCpp = "llama.cpp"
-	EngineTRTLLM   = "trt-llm"
-	DefaultEngine  = EngineVLLM
+	EngineHF       = string(fit.EngineHF)
+	EngineVLLM     = string(fit.EngineVLLM)
+	EngineSGLang   = string(fit.EngineSGLang)
+	EngineLlamaCpp = string(fit.EngineLlamaCpp)
+	EngineTRTLLM   = string(fit.EngineTRTLLM)
+	DefaultEngine  = string(fit.DefaultServeEngine)
 )
 
 // Engines lists the --engine values.
-var Engines = []string{EngineHF, EngineVLLM, EngineLlamaCpp, EngineTRTLLM}
+var Engines = func() []string {
+	out := make([]string, len(fit.Engines))
+	for i, e := range fit.Engines {
+		out[i] = string(e)
+	}
+	return out
+}()
 
 // Time-model constants.
 const (
@@ -231,9 +239,11 @@ type Timing struct {
 	// runs its own copy of the pipeline).
 	ImagesPerSec float64
 	// Bound names what limits the step: compute, memory, communication, offload,
-	// dequant, dispatch, optimizer (the optimizer step outlasts the forward and backward's
-	// math).
+	// dequant, dispatch, latency (a decode step of small kernels), optimizer (the
+	// optimizer step outlasts the forward and backward's math).
 	Bound string
+	// serve is what continuous batching overlaps (serve.go); zero for training.
+	serve serveParts
 }
 
 // archEfficiency is the achievable GEMM share of the tensor peak for a GPU generation.
@@ -489,7 +499,7 @@ func (m *TimeModel) infer(g *TimeGPU) Timing {
 	// them) and each sequence's KV cache; 2·N_active FLOPs per token plus 4·L·d·ctx for
 	// attention (roofline, Williams et al. 2009; decode analysis in Pope et al. 2022
 	// arXiv:2211.05102 section 2). A layer split gives no speed-up: the GPUs take turns.
-	weights := m.DenseWeightBytes + m.RoutedWeightBytes*math.Min(1, m.RoutedFrac*b)
+	weights := m.DenseWeightBytes + m.RoutedWeightBytes*expertsTouched(m.RoutedFrac, b) // serve.go
 	kvB := m.KVBytes
 	if kvB == 0 {
 		kvB = m.ComputeBytes
@@ -512,15 +522,22 @@ func (m *TimeModel) infer(g *TimeGPU) Timing {
 		if disp := L * hfLayerDispatchSec; disp > step {
 			step, bound = disp, "dispatch"
 		}
+	} else if floor := m.stepFloor(); floor > step { // serve.go: a step of small kernels
+		step, bound = floor, "latency"
 	}
+	comm := 0.0
 	if split > 1 {
 		lat := allReduceLatencyPCIe
 		if g.LinkGBs > 0 {
 			lat = allReduceLatencyNVLink
 		}
-		step += 2 * L * (lat + b*d*m.ComputeBytes*2*(n-1)/n/(linkGBs(g)*1e9))
+		comm = 2 * L * (lat + b*d*m.ComputeBytes*2*(n-1)/n/(linkGBs(g)*1e9))
+		step += comm
 	}
 	t := Timing{TokensPerSec: b / step, Bound: bound}
+	// A step without its collectives is its reads, its math or its kernels' floor,
+	// whichever is longest (serve.go overlaps the prompts' math with it).
+	t.serve = serveParts{stepMem: step - comm, stepComp: tComp, stepComm: comm, batch: b, continuous: engine != EngineHF}
 
 	// Prefill is compute-bound: 2·N_active per prompt token plus causal attention over
 	// the prompt (4·L·d·p/2 per token on average), and the weights are read once.
@@ -528,8 +545,10 @@ func (m *TimeModel) infer(g *TimeGPU) Timing {
 	if p <= 0 {
 		p = math.Max(m.SeqLen, 1)
 	}
-	pf := p*(2*m.ActiveParams*linScale+2*L*d*p)/split/(peak*eff) + m.DenseWeightBytes/split/bw
+	pfMath := p * (2*m.ActiveParams*linScale + 2*L*d*p) / split / (peak * eff)
+	pf := pfMath + m.DenseWeightBytes/split/bw
 	t.PrefillTokensPerSec = p / pf
+	t.serve.promptComp = pfMath * math.Max(prompt, 0) / p
 	t.TTFTSec = step // no prompt: the first token is one decode step
 	if prompt > 0 {
 		t.TTFTSec = pf // the prompt pass yields the first token's logits

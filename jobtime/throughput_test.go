@@ -106,10 +106,34 @@ func TestPrefillAndTTFT(t *testing.T) {
 	if !near(tim.TTFTSec, want, 1e-9) {
 		t.Errorf("TTFT = %.4f s; want %.4f", tim.TTFTSec, want)
 	}
-	// 100 requests of 200 output tokens: decode time plus 100 prompt passes.
+	// 100 requests of 200 output tokens. transformers generate: decode time plus 100
+	// prompt passes. vLLM (continuous batching, chunked prefill): the prompts' math rides
+	// in the decode steps, so the job is shorter than that sum and no shorter than either
+	// the decoding or the prompts' math alone.
+	sequential := 20000/tim.TokensPerSec + 100*1000/tim.PrefillTokensPerSec
 	secs := tm.JobSeconds(tim, 20000, 0)
-	if wantS := 20000/tim.TokensPerSec + 100*1000/tim.PrefillTokensPerSec; !near(secs, wantS, 1e-9) {
-		t.Errorf("job seconds = %.2f; want %.2f", secs, wantS)
+	promptMath := 100 * 1000 * (2*tm.ActiveParams + 2*tm.Layers*tm.Hidden*1000) / (989.5e12 * effHopper)
+	if !(secs < sequential && secs >= 20000/tim.TokensPerSec && secs >= promptMath) {
+		t.Errorf("vLLM job seconds = %.2f; want below the sequential %.2f, at least decode %.2f and the prompts' math %.2f", secs, sequential, 20000/tim.TokensPerSec, promptMath)
+	}
+	htim, htm := timeFor(t, "llama-2-7b", "H100", 1, job, func(m *TimeModel) { m.PromptTokens, m.OutputTokens, m.Engine = 1000, 200, EngineHF })
+	if got, want := htm.JobSeconds(htim, 20000, 0), 20000/htim.TokensPerSec+100*1000/htim.PrefillTokensPerSec; !near(got, want, 1e-9) {
+		t.Errorf("hf job seconds = %.2f; want decode + prompts = %.2f", got, want)
+	}
+}
+
+// A big MoE at batch 1 pays the latency of its layers' small kernels: the step is at
+// least layers x kernels x the CUDA-graph kernel cost, and a larger batch reads more
+// experts (1-(1-k/E)^b of them).
+func TestServeFloorAndExperts(t *testing.T) {
+	job := fit.Job{Task: fit.TaskInference, GPUs: 8, Shard: "tp"}
+	one, tm := timeFor(t, "deepseek-r1", "H200", 8, job, nil)
+	floor := tm.Layers * (kernelsPerLayer + moeKernelsPerLayer) * graphKernelSec
+	if 1/one.TokensPerSec < floor {
+		t.Errorf("batch 1: %.2f ms per token, below the kernels' floor %.2f ms", 1e3/one.TokensPerSec, floor*1e3)
+	}
+	if got := expertsTouched(8.0/256, 32); !near(got, 1-math.Pow(248.0/256, 32), 1e-12) || got >= 1 || got <= 8.0/256 {
+		t.Errorf("experts touched by 32 tokens: %v", got)
 	}
 }
 

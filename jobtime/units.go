@@ -56,7 +56,12 @@ func (m *TimeModel) JobSeconds(t Timing, work, requests float64) float64 {
 	if requests <= 0 {
 		return secs
 	}
-	// Prompts of a batch are processed together at the prefill rate.
+	if t.serve.continuous && t.serve.batch > 0 {
+		// vLLM, SGLang, TensorRT-LLM, llama-server: the prompts are prefilled in chunks
+		// inside the decode steps (serve.go).
+		return t.serve.continuousSeconds(requests, work/requests)
+	}
+	// transformers generate: each batch's prompts are prefilled before it decodes.
 	return secs + requests*m.PromptTokens/t.PrefillTokensPerSec
 }
 

@@ -124,13 +124,13 @@ func newEvaluator(in *RecommendInput, job fit.Job, caps []*gpuCaps) *evaluator {
 	if h < 0 {
 		h = DefaultHeadroomPct
 	}
-	setup := jobtime.SetupHours(2 * float64(in.Model.Params())) // a 16-bit checkpoint to download
+	setup := jobtime.SetupHours(fit.CheckpointBytes(in.Model)) // a 16-bit checkpoint to download
 	if in.SetupHours != nil {
 		setup = *in.SetupHours
 	}
 	e := &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup,
 		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled(),
-		fp8: job.UsesFP8(), nodes: job.Nodes, autoNodes: job.NodesAuto, multiCache: map[variantKey]*variant{}}
+		fp8: job.FP8Cores(), nodes: job.Nodes, autoNodes: job.NodesAuto, multiCache: map[variantKey]*variant{}}
 	probe := job
 	if !in.PinGPUs || probe.GPUs == 0 {
 		probe.GPUs = 1
@@ -206,6 +206,8 @@ func (e *evaluator) gpusFor(o *pricing.Offer) int {
 // cand is an offer that fits, before it is turned into a Fit.
 type cand struct {
 	i int
+	// maxLen is the shorter max_model_len the engine fits with (serving.go); 0 = its default.
+	maxLen int
 	// primary is the ranking's figure: the price per hour (--rank hourly), the billed job
 	// cost (the job's size known) or the cost per unitScale units of work; +Inf when
 	// untimed under --rank job. shown is primary as printed (pricing.RoundUSD): costs
@@ -401,14 +403,19 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 		return cand{}, false
 	}
 	mem := c.memPerDevice(o)
-	if v.need > mem+1e-9 {
-		return cand{}, false
+	need, maxLen := v.need, 0
+	if need > mem+1e-9 {
+		n, at, ok := e.shorterContext(v, mem) // serving.go
+		if !ok {
+			return cand{}, false
+		}
+		need, maxLen = at, n
 	}
 	if e.offload && o.RAMGiB < v.res.CPURAMGiB*(1+OffloadRAMMarginPct/100)+OffloadRAMMarginGiB {
 		return cand{}, false
 	}
 	inf := math.Inf(1)
-	cd := cand{i: i, spare: mem - v.need, hours: -1, unit: inf, speed: inf, vk: vk, need: v.need}
+	cd := cand{i: i, spare: mem - need, hours: -1, unit: inf, speed: inf, vk: vk, need: need, maxLen: maxLen}
 	cd.soldOut = o.Available == pricing.SoldOut
 	// Ranked by the cost of the work, or held to a deadline, every offer is timed
 	// (memoized per GPU model and link); by the hour, only those whose price ties.
@@ -499,6 +506,9 @@ func (e *evaluator) fit(cd cand) Fit {
 			f.TokensPerSec = ptr(fit.Round3(t.TokensPerSec))
 			f.TTFTSec = ptr(fit.Round3(t.TTFTSec))
 			f.USDPerMOutTokens = ptr(roundCost(perUnit * 1e6))
+			if e.in.PromptTokens > 0 && t.PrefillTokensPerSec > 0 { // the prompt's own price, as APIs quote input
+				f.USDPerMInTokens = ptr(roundCost(o.PriceUSDHr * float64(max(cd.vk.nodes, 1)) / 3600 / t.PrefillTokensPerSec * 1e6))
+			}
 		}
 	}
 	if cd.hours >= 0 {
@@ -514,6 +524,11 @@ func (e *evaluator) fit(cd cand) Fit {
 			cd.vk.gpus, n, e.in.Model.Name, e.in.Model.Dec.Heads))
 	}
 	f.Notes = append(f.Notes, stackNotes(e.caps[cd.i])...)
+	f.Serving = e.serving(&cd) // serving.go
+	f.Notes = append(f.Notes, e.servingNotes(&f, &cd)...)
+	if n := kernelNote(e.needs.kern, e.caps[cd.i]); n != "" {
+		f.Notes = append(f.Notes, n)
+	}
 	if math.IsInf(f.unit, 1) && e.in.Rank == RankJob {
 		f.Notes = append(f.Notes, "not timed (no datasheet compute or bandwidth figure for "+o.GPUModel+"): ranked after every timed offer")
 	}

@@ -20,7 +20,7 @@ type Exclusion struct {
 
 // fp8Exclusions lists, per GPU model, the offers an fp8 job cannot use.
 func fp8Exclusions(in *RecommendInput, caps []*gpuCaps) []Exclusion {
-	if !in.Job.UsesFP8() {
+	if !in.Job.FP8Cores() {
 		return nil
 	}
 	var out []Exclusion
@@ -70,6 +70,7 @@ var exclusionLabels = map[string]string{
 	ExclNoFP8:     "no fp8",
 	ExclVendor:    "another vendor",
 	ExclNoQuota:   "no quota",
+	ExclNoKernel:  "no engine kernel",
 }
 
 // ExclusionLabel is code's label in the summary line; the code itself when it has none.

@@ -75,7 +75,9 @@ func TestFP8MixedTraining(t *testing.T) {
 func TestRecommendFP8Excludes(t *testing.T) {
 	m, _, _ := model.CatalogModel("llama-2-7b")
 	offers := []pricing.Offer{nodeOffer("x", "a100", "A100-80GB", 1, 80, 1), nodeOffer("x", "a100b", "A100-80GB", 1, 80, 1.1), nodeOffer("x", "h100", "H100", 1, 80, 3)}
-	rec, err := Recommend(RecommendInput{Model: m, Job: fit.Job{Quant: "fp8"}, Offers: offers, HeadroomPct: -1})
+	// TensorRT-LLM has no W8A16 kernels: fp8 weights need fp8 tensor cores (vLLM's
+	// Marlin fallback is TestRecommendFP8W8A16).
+	rec, err := Recommend(RecommendInput{Model: m, Job: fit.Job{Quant: "fp8", Engine: fit.EngineTRTLLM}, Offers: offers, HeadroomPct: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,5 +89,31 @@ func TestRecommendFP8Excludes(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(rec.Warnings, "\n"), "A100-80GB") {
 		t.Errorf("warnings %q repeat the exclusion (it is in Excluded)", rec.Warnings)
+	}
+}
+
+// TestRecommendFP8W8A16: vLLM runs fp8 weights on Ampere with its Marlin W8A16 kernels
+// (fit.KernelTable), so an A100 stays a pick and says how it runs them; on a V100 (no
+// Marlin: compute capability 7.0) the offer is excluded with the kernel's code.
+func TestRecommendFP8W8A16(t *testing.T) {
+	m, _, _ := model.CatalogModel("llama-2-7b")
+	offers := []pricing.Offer{nodeOffer("x", "a100", "A100-80GB", 1, 80, 1), nodeOffer("x", "v100", "V100", 1, 32, 0.5), nodeOffer("x", "h100", "H100", 1, 80, 3)}
+	rec, err := Recommend(RecommendInput{Model: m, Job: fit.Job{Quant: "fp8"}, Offers: offers, HeadroomPct: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Fit{}
+	for _, f := range rec.Offers {
+		got[f.GPUModel] = f
+	}
+	a, ok := got["A100-80GB"]
+	if !ok || !strings.Contains(strings.Join(append(a.Notes, rec.Warnings...), "\n"), "W8A16") {
+		t.Errorf("A100 under vLLM fp8: offers %+v, warnings %q", rec.Offers, rec.Warnings)
+	}
+	if _, ok := got["V100"]; ok {
+		t.Errorf("V100 picked for fp8 weights under vLLM: %+v", rec.Offers)
+	}
+	if len(rec.Excluded) != 1 || rec.Excluded[0].GPUModel != "V100" || rec.Excluded[0].Code != ExclNoKernel || !strings.Contains(rec.Excluded[0].Reason, "Marlin") {
+		t.Errorf("excluded %+v", rec.Excluded)
 	}
 }

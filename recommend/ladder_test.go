@@ -65,7 +65,7 @@ type ladderJob struct {
 }
 
 var ladderJobs = []ladderJob{
-	{"llm inference long context", "llama-3-8b", fit.Job{Batch: 16, SeqLen: 8192}, false, RankHourly},
+	{"llm inference long context", "llama-3-8b", fit.Job{Batch: 16, SeqLen: 8192, Engine: fit.EngineHF}, false, RankHourly},
 	{"llm inference 70b", "llama-3-70b", fit.Job{}, false, RankHourly},
 	{"lora", "llama-3-8b", fit.Job{Task: fit.TaskLoRA, Batch: 4, SeqLen: 2048}, false, RankHourly},
 	{"qlora", "llama-2-7b", fit.Job{Task: fit.TaskQLoRA, Batch: 8, SeqLen: 4096}, false, RankHourly},

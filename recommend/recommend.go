@@ -121,6 +121,12 @@ type Fit struct {
 	USDPerMTokens    *float64 `json:"usd_per_m_tokens,omitempty"`
 	USDPerMOutTokens *float64 `json:"usd_per_m_output_tokens,omitempty"`
 	USDPerImage      *float64 `json:"usd_per_image,omitempty"`
+	// USDPerMInTokens is the price of a million prompt tokens alone (their prefill), as
+	// APIs quote input beside output; USDPerMOutTokens carries each request's prompt too.
+	USDPerMInTokens *float64 `json:"usd_per_m_input_tokens,omitempty"`
+	// Serving is the engine's plan on this offer (serving.go): its budget, KV pool,
+	// max_model_len and the launch line; nil for transformers generate and training.
+	Serving *fit.Serving `json:"serving,omitempty"`
 	// TimeBound says what limits the job's step: compute, memory, communication, offload,
 	// dequant or dispatch.
 	TimeBound string `json:"time_bound,omitempty"`
@@ -243,6 +249,7 @@ func prepare(in RecommendInput) (*RecommendInput, *evaluator, error) {
 	if err := checkTimeInput(&in); err != nil {
 		return nil, nil, err
 	}
+	syncServing(&in) // serving.go
 	// A serving workload sizes the KV cache too: without --seq-len, a sequence holds
 	// the prompt and the whole output.
 	if !in.Job.IsTraining() && in.Job.SeqLen == 0 && in.PromptTokens+in.OutputTokens > 0 {

@@ -159,7 +159,7 @@ func TestRecommendBF16OnT4(t *testing.T) {
 
 func TestRecommendFractionalSlice(t *testing.T) {
 	m := mustModel(t, "qwen2.5-0.5b")
-	job := fit.Job{Task: fit.TaskInference, Batch: 1, SeqLen: 512}
+	job := fit.Job{Task: fit.TaskInference, Batch: 1, SeqLen: 512, Engine: fit.EngineHF} // transformers' need: a slice this small serves no vLLM pool
 	n := need(t, m, job, 1)
 	// A 1/8 slice of a 24 GiB L4 holds 3 GiB; a half slice 12 GiB.
 	eighth := offer("aws", "g6f.large", "L4", 0.125, 24, 0.2)

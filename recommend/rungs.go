@@ -208,11 +208,17 @@ var inferenceRungs = []rung{
 		return fv("batch", fmt.Sprint(c.res.Job.Batch/2))
 	}, "half the sequences at once: half the KV cache, lower throughput", timeModel},
 	{"shorter context", func(c rungCtx) []flagVal {
-		if c.res.Job.SeqLen < 1024 {
-			return nil
+		j := c.res.Job
+		if s := c.res.Serving; s != nil && s.MaxModelLenDefault && s.Engine.Spec().OneFullSequence && s.MaxModelLen > j.Batch*j.SeqLen {
+			// vLLM's pool holds one default max_model_len sequence: reserve only the
+			// workload's (serving.go).
+			return fv("max-model-len", fmt.Sprint((j.SeqLen+15)/16*16))
 		}
-		return fv("seq-len", fmt.Sprint(c.res.Job.SeqLen/2))
-	}, "prompt + output limited to half the tokens: half the KV cache", timeModel},
+		if j.SeqLen < 1024 || j.PromptTokens+j.OutputTokens > 0 {
+			return nil // the workload fixes the lengths (--prompt-tokens, --output-tokens)
+		}
+		return fv("seq-len", fmt.Sprint(j.SeqLen/2))
+	}, "a shorter context per sequence (--seq-len, or vLLM's --max-model-len down to the workload's): a smaller KV cache", timeModel},
 	{"fp8 weights", func(c rungCtx) []flagVal {
 		if c.res.Job.Quant.Quantized() {
 			return nil

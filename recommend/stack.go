@@ -20,6 +20,7 @@ const (
 	ExclNoBnB     = "no-bitsandbytes" // the job needs bitsandbytes kernels the GPU lacks
 	ExclNoBF16    = "no-bf16"         // pure-bf16 training has no fp16 fallback
 	ExclNoFP8     = "no-fp8"          // fp8 job on a GPU without fp8 tensor cores (fp8.go)
+	ExclNoKernel  = "no-kernel"       // the engine has no kernel for the job on the GPU (fit.KernelTable)
 )
 
 // Vendor values (--vendor).
@@ -45,12 +46,13 @@ type stackNeeds struct {
 	bnb      string // why bitsandbytes is needed ("" = not needed)
 	pureBF16 bool   // bf16 training without fp32 masters: no fp16 fallback
 	vendor   string
+	kern     fit.KernelNeeds // a served job's engine kernels (fit/engine_kernels.go)
 }
 
 // needsOf derives a job's stack needs from the job as resolved at one GPU (res.Job).
 func needsOf(res *fit.Result, vendor string) stackNeeds {
 	j := res.Job
-	n := stackNeeds{vendor: vendor}
+	n := stackNeeds{vendor: vendor, kern: fit.KernelNeedsOf(res.Job)}
 	switch {
 	case j.Task == fit.TaskQLoRA && j.Framework != fit.FrameworkTorchtune && (j.Quant == "nf4" || j.Quant == "fp4"):
 		// bitsandbytes Linear4bit (transformers BitsAndBytesConfig, LitGPT bnb.nf4);
@@ -85,6 +87,9 @@ func (n stackNeeds) reason(c *gpuCaps) (string, string) {
 		return code, "no bitsandbytes kernels, needed by " + n.bnb
 	case ExclNoBF16:
 		return code, "no bf16, and bf16 training has no fp16 fallback"
+	case ExclNoKernel:
+		_, why, _ := n.kern.Missing(g.Vendor, g.ComputeCapability, c.fp8)
+		return code, why
 	}
 	return "", ""
 }
@@ -104,6 +109,9 @@ func (n stackNeeds) code(c *gpuCaps) string {
 		return ExclNoBnB
 	case n.pureBF16 && !g.SupportsBF16:
 		return ExclNoBF16
+	}
+	if k, _, _ := n.kern.Missing(g.Vendor, g.ComputeCapability, c.fp8); k != "" {
+		return ExclNoKernel
 	}
 	return ""
 }

@@ -81,6 +81,8 @@ var askGroups = []fieldGroup{
 		{Name: "kv-cache-dtype", Label: "KV cache dtype", Kind: "select", Options: names(fit.KVCacheDtypes), Default: "auto"},
 		{Name: "prompt-tokens", Label: "Prompt tokens", Kind: "number", Step: "any", Help: "per request"},
 		{Name: "output-tokens", Label: "Output tokens", Kind: "number", Step: "any", Help: "per request"},
+		{Name: "gpu-memory-utilization", Label: "Engine memory fraction", Kind: "number", Step: "any", Help: "vllm/sglang/trt-llm, 0-1"},
+		{Name: "max-model-len", Label: "Max model length", Kind: "number", Help: "context per sequence (default the model's)"},
 		{Name: "requests", Label: "Requests", Kind: "number", Step: "any", Help: "in the whole job"},
 		{Name: "setup", Label: "Setup", Kind: "text", Help: "billed start-up (10m)"},
 		{Name: "deadline", Label: "Deadline", Kind: "text", Help: "finish within (6h)"},

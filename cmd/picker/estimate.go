@@ -22,12 +22,19 @@ func (a *app) resolveModel(ctx context.Context, ref, params string) (*model.Mode
 // model.
 type EstimateOptions struct {
 	JobRequest
-	Resolve ModelResolver
-	IO      *IOStreams // where estimateRun prints
+	// HeadroomPct is recommend's --headroom: the text output shows the need with it.
+	HeadroomPct float64
+	Resolve     ModelResolver
+	IO          *IOStreams // where estimateRun prints
 }
 
 // Bind sets the options from request parameters (flags, a query, a form).
 func (o *EstimateOptions) Bind(l Lookup) error { return BindParams(o.params(), l) }
+
+// params are the job flags and recommend's --headroom (one job vocabulary).
+func (o *EstimateOptions) params() []param {
+	return append(o.JobRequest.params(), headroomParam(&o.HeadroomPct))
+}
 
 // RunEstimate resolves the model and estimates the job on it.
 func RunEstimate(ctx context.Context, o *EstimateOptions) (*fit.Result, error) {
@@ -48,7 +55,13 @@ func estimateRun(ctx context.Context, o *EstimateOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeEstimate(o.IO, res)
+	if err := writeEstimate(o.IO, res); err != nil {
+		return err
+	}
+	if o.IO.Format != "json" && o.IO.Format != "csv" {
+		fmt.Fprintf(o.IO.Out, "\nwith %s %% headroom (recommend's check): %s GiB per GPU\n", num(o.HeadroomPct, 1), num(res.DeviceTotalGiB*(1+o.HeadroomPct/100), 2))
+	}
+	return nil
 }
 
 func (a *app) estimateCmd() *cobra.Command {
@@ -106,6 +119,9 @@ func writeEstimate(s *IOStreams, r *fit.Result) error {
 		t.add("+ NCCL buffers", num(r.NCCLBuffersGiB, 2))
 	}
 	t.add("device total (must fit)", num(r.DeviceTotalGiB, 2))
+	if sv := r.Serving; sv != nil && sv.MemoryFraction > 0 {
+		t.add(fmt.Sprintf("  %s budget (%.2f of the GPU)", sv.Engine, sv.MemoryFraction), num(sv.BudgetGiB, 2))
+	}
 	if r.CPURAMGiB > 0 {
 		t.add("host RAM", num(r.CPURAMGiB, 2))
 	}
@@ -114,6 +130,9 @@ func writeEstimate(s *IOStreams, r *fit.Result) error {
 	}
 	if r.Layout != "" {
 		fmt.Fprintln(w, "\nlayout: "+r.Layout)
+	}
+	if r.Serving != nil && r.Serving.Launch != "" {
+		fmt.Fprintln(w, "\nlaunch: "+r.Serving.Launch)
 	}
 	if len(r.Assumptions) > 0 {
 		fmt.Fprintln(w, "\nassumptions:")

@@ -16,7 +16,6 @@ import (
 
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/refresh"
-	"github.com/pickergpu/picker/termsafe"
 )
 
 // How `picker refresh` shows its progress on stderr (issue 26: an AWS refresh over 13
@@ -306,10 +305,8 @@ func (t *termOut) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.display == nil {
-		return termsafe.Writer{W: t.w}.Write(p) // a provider's text cannot drive the terminal
+		return t.w.Write(p)
 	}
-	n := len(p)
-	p = []byte(termsafe.String(string(p)))
 	t.pending = append(t.pending, p...)
 	i := bytes.LastIndexByte(t.pending, '\n')
 	if i < 0 {
@@ -322,7 +319,7 @@ func (t *termOut) Write(p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return n, nil
+	return len(p), nil
 }
 
 // attach draws d below what stderr has printed and keeps it there until detach.

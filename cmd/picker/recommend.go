@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pickergpu/picker/fit"
-	"github.com/pickergpu/picker/jobtime"
 	"github.com/pickergpu/picker/model"
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/recommend"
@@ -43,14 +42,13 @@ type RecommendOptions struct {
 	Top         int
 	HeadroomPct float64
 	MFU         float64 // 0 = the time model's per-generation efficiency
-	// Time model (issue 15): the inference workload and engine, start-up overhead and
-	// deadline.
-	Engine                               string
-	PromptTokens, OutputTokens, Requests float64
-	SetupHours                           *float64
-	Deadline                             time.Duration
-	ByRegion                             bool
-	Vendor                               string // fit.VendorAny, VendorNVIDIA or VendorAMD
+	// Time model (issue 15): the requests of an inference job (the engine and the prompt
+	// and output tokens are job flags: JobRequest.Job), start-up overhead and deadline.
+	Requests   float64
+	SetupHours *float64
+	Deadline   time.Duration
+	ByRegion   bool
+	Vendor     string // fit.VendorAny, VendorNVIDIA or VendorAMD
 
 	Resolve    ModelResolver
 	Store      func(context.Context) (offerStore, error)
@@ -82,22 +80,12 @@ func (o *RecommendOptions) params() []param {
 			set: func(v string) (err error) { o.ByRegion, err = parseBool("by-region", v); return }},
 		param{name: "top", kind: kindInt, usage: "how many offers to show", def: "10",
 			set: func(v string) (err error) { o.Top, err = parseInt("top", 1)(v); return }},
-		param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(recommend.DefaultHeadroomPct), set: o.setHeadroom},
+		headroomParam(&o.HeadroomPct),
 		param{name: "vendor", usage: "GPU vendor: nvidia, amd or any", def: recommend.VendorAny,
 			set: func(v string) (err error) { o.Vendor, err = recommend.ParseVendor(v); return }},
 		param{name: "mfu", kind: kindFloat, usage: "override the time model's GEMM efficiency (share of dense peak, 0-1; 0 = per GPU generation)",
 			set: func(v string) (err error) { o.MFU, err = parseFloat("mfu")(v); return }},
-		param{name: "prompt-tokens", kind: kindFloat, usage: "inference: prompt tokens per request", set: nonNegative("prompt-tokens", &o.PromptTokens)},
-		param{name: "output-tokens", kind: kindFloat, usage: "inference: generated tokens per request", set: nonNegative("output-tokens", &o.OutputTokens)},
 		param{name: "requests", kind: kindFloat, usage: "inference: requests in the job (--tokens defaults to requests x output tokens)", set: nonNegative("requests", &o.Requests)},
-		param{name: "engine", usage: "inference engine: " + strings.Join(jobtime.Engines, ", "), def: jobtime.DefaultEngine,
-			set: func(v string) error {
-				if !slices.Contains(jobtime.Engines, v) {
-					return pricing.Errorf(pricing.Invalid, "--engine %q: want one of %s", v, strings.Join(jobtime.Engines, ", "))
-				}
-				o.Engine = v
-				return nil
-			}},
 		param{name: "setup", typ: "duration", usage: "start-up overhead billed before the job, e.g. 10m (default: 5 min + model download at 1 Gbit/s)", set: o.setSetup},
 		param{name: "deadline", typ: "duration", usage: "only offers that finish (setup + run) within this, e.g. 6h", set: o.setDeadline},
 	)
@@ -144,16 +132,21 @@ func (o *RecommendOptions) setTokens(v string) error {
 	return nil
 }
 
-func (o *RecommendOptions) setHeadroom(v string) error {
-	h, err := parseFloat("headroom")(v)
-	if err != nil {
-		return err
-	}
-	if h < 0 || h > 100 {
-		return pricing.Errorf(pricing.Invalid, "--headroom %v: want a percentage between 0 and 100", h)
-	}
-	o.HeadroomPct = h
-	return nil
+// headroomParam is --headroom, recommend's margin over device_total_gib, which estimate
+// takes too (one job vocabulary).
+func headroomParam(dst *float64) param {
+	return param{name: "headroom", kind: kindFloat, usage: "extra margin over device_total_gib, percent", def: strconv.Itoa(recommend.DefaultHeadroomPct),
+		set: func(v string) error {
+			h, err := parseFloat("headroom")(v)
+			if err != nil {
+				return err
+			}
+			if h < 0 || h > 100 {
+				return pricing.Errorf(pricing.Invalid, "--headroom %v: want a percentage between 0 and 100", h)
+			}
+			*dst = h
+			return nil
+		}}
 }
 
 // Bind sets the options from request parameters (flags, a query, a form).
@@ -179,7 +172,7 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 	in := recommend.RecommendInput{
 		Model: m, Job: o.Job, PinGPUs: o.PinGPUs,
 		HeadroomPct: o.HeadroomPct, Rank: o.Rank, Tokens: o.Tokens, Images: o.Images, Steps: o.Steps, MFU: o.MFU, Top: o.Top,
-		Engine: o.Engine, PromptTokens: o.PromptTokens, OutputTokens: o.OutputTokens, Requests: o.Requests,
+		Engine: string(o.Job.Engine), PromptTokens: float64(o.Job.PromptTokens), OutputTokens: float64(o.Job.OutputTokens), Requests: o.Requests,
 		SetupHours: o.SetupHours, Deadline: o.Deadline, Vendor: o.Vendor, ByRegion: o.ByRegion,
 	}
 	start := time.Now()
@@ -340,6 +333,9 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 	if len(r.Offers) > 0 {
 		if err := writeFits(s, r); err != nil {
 			return err
+		}
+		if s.Verbose {
+			writeServeLines(w, r.Offers) // serveline.go
 		}
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
@@ -534,7 +530,7 @@ func estimateSummary(r *fit.Result, headroomPct float64) string {
 		name string
 		v    float64
 	}{{"weights", b.Weights}, {"gradients", b.Gradients}, {"optimizer", b.Optimizer}, {"activations", b.Activations}, {"kv cache", b.KVCache}, {"workspace", b.Workspace},
-		{"cuda context+allocator", r.DeviceTotalGiB - r.PeakAllocatedGiB}}
+		{reserveName(r), r.DeviceTotalGiB - r.PeakAllocatedGiB}}
 	slices.SortStableFunc(parts, func(x, y struct {
 		name string
 		v    float64

@@ -118,7 +118,14 @@ func tputFlags(r tputRow, train bool, gpus, relax int) []string {
 	}
 	b, _ := strconv.ParseFloat(batch, 64)
 	s, _ := strconv.ParseFloat(seq, 64)
-	f = append(f, "--batch", strconv.Itoa(int(b)), "--seq-len", strconv.Itoa(int(s)))
+	f = append(f, "--batch", strconv.Itoa(int(b)))
+	if p, _ := strconv.ParseFloat(r["prompt_tokens"], 64); train || r["prompt_tokens"]+r["output_tokens"] == "" {
+		f = append(f, "--seq-len", strconv.Itoa(int(s)))
+	} else if o, _ := strconv.ParseFloat(r["output_tokens"], 64); s >= p+o {
+		// The workload fixes the length (prompt + output); the row's seq_len column is passed
+		// only where it is at least that, as --seq-len below it is an input error.
+		f = append(f, "--seq-len", strconv.Itoa(int(s)))
+	}
 	if relax >= 1 {
 		f = append(f, "--headroom", "0")
 	}

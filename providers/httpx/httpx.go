@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
-	"github.com/pickergpu/picker/termsafe"
 )
 
 // Defaults of Policy's zero fields.
@@ -256,8 +255,7 @@ func (e *StatusError) Error() string {
 		msg = e.Provider + ": " + msg
 	}
 	if b := strings.TrimSpace(string(e.Body)); b != "" {
-		// The body is the server's text: escaped for the terminal it may be printed on.
-		msg += ": " + termsafe.String(strings.Join(strings.Fields(b), " "))
+		msg += ": " + strings.Join(strings.Fields(b), " ")
 	}
 	return msg
 }
