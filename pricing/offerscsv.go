@@ -120,6 +120,9 @@ func ParseOffersCSV(r io.Reader, name string, defaultObserved time.Time) ([]Offe
 					return nil, row.errorf("source_date", "%q: not a date (want YYYY-MM-DD)", d)
 				}
 			}
+			if perr := CheckObservedDate(t); perr != nil {
+				return nil, row.errorf("source_date", "%v", perr)
+			}
 			o.ObservedAt = t.UTC()
 		}
 		od, err := row.price("price_on_demand_usd_hr")

@@ -45,8 +45,9 @@ func CheckBounds(o pricing.Offer) error {
 }
 
 // Finalize is the one validate-and-dedupe step every adapter's offers pass before
-// Fetch returns them (the Provider contract): an offer that fails pricing.Offer.Validate
-// or CheckBounds is dropped, and of offers that share a Key the first is kept. Each drop is a warning
+// Fetch returns them (the Provider contract): an offer that fails CheckText (length,
+// control characters), pricing.Offer.Validate, CheckBounds or CheckPlausible (price
+// floor, observation date) is dropped, and of offers that share a Key the first is kept. Each drop is a warning
 // that starts with name, so a bad row costs one offer and a log line, never the fetch.
 // Implausible host facts (pricing.Host.Clean) are dropped to unknown, with a warning,
 // and the offer kept: a bad reliability score says nothing against the price.
@@ -54,13 +55,20 @@ func CheckBounds(o pricing.Offer) error {
 func Finalize(name string, offers []pricing.Offer) (kept []pricing.Offer, warnings []string) {
 	kept = offers[:0:0]
 	seen := make(map[pricing.Key]bool, len(offers))
+	var unknown unknownGPUs // textcheck.go
 	for _, o := range offers {
-		err := o.Validate()
+		err := CheckText(o) // first: the other checks' messages quote the strings (textcheck.go)
+		if err == nil {
+			err = o.Validate()
+		}
 		if err == nil {
 			err = CheckBounds(o)
 		}
+		if err == nil {
+			err = CheckPlausible(o)
+		}
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: %s skipped: %v", name, o.InstanceType, err))
+			warnings = append(warnings, fmt.Sprintf("%s: %s skipped: %v", name, Shown(o.InstanceType), err))
 			continue
 		}
 		if o.Host.Stated() {
@@ -69,6 +77,9 @@ func Finalize(name string, offers []pricing.Offer) (kept []pricing.Offer, warnin
 				warnings = append(warnings, fmt.Sprintf("%s: %s: implausible host facts dropped (%s)", name, o.InstanceType, strings.Join(dropped, ", ")))
 			}
 		}
+		if !unknown.admit(o.GPUModel) {
+			continue
+		}
 		k := o.Key()
 		if seen[k] {
 			warnings = append(warnings, fmt.Sprintf("%s: %s listed twice; kept the first", name, k))
@@ -76,6 +87,9 @@ func Finalize(name string, offers []pricing.Offer) (kept []pricing.Offer, warnin
 		}
 		seen[k] = true
 		kept = append(kept, o)
+	}
+	if w := unknown.warning(name); w != "" {
+		warnings = append(warnings, w)
 	}
 	return kept, warnings
 }

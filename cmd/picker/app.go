@@ -22,6 +22,7 @@ import (
 	"github.com/pickergpu/picker/refresh"
 	"github.com/pickergpu/picker/snapshot"
 	"github.com/pickergpu/picker/store"
+	"github.com/pickergpu/picker/termsafe"
 )
 
 // Exit codes (CONTRACT.md, Global).
@@ -122,6 +123,11 @@ func (m Main) Run(ctx context.Context) int {
 		a.tty, a.errTTY = *m.TTY, *m.TTY
 	} else {
 		a.tty, a.errTTY = isTerminal(m.Stdout), isTerminal(m.Stderr)
+	}
+	if a.tty {
+		// Text from providers and the store is escaped on a terminal (termsafe); a pipe
+		// or a file gets the bytes (a JSON encoder escapes control characters itself).
+		a.stdout = termsafe.Writer{W: m.Stdout}
 	}
 	root := a.rootCmd()
 	root.SetArgs(m.Args)

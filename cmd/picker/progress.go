@@ -16,6 +16,7 @@ import (
 
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/refresh"
+	"github.com/pickergpu/picker/termsafe"
 )
 
 // How `picker refresh` shows its progress on stderr (issue 26: an AWS refresh over 13
@@ -305,8 +306,10 @@ func (t *termOut) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.display == nil {
-		return t.w.Write(p)
+		return termsafe.Writer{W: t.w}.Write(p) // a provider's text cannot drive the terminal
 	}
+	n := len(p)
+	p = []byte(termsafe.String(string(p)))
 	t.pending = append(t.pending, p...)
 	i := bytes.LastIndexByte(t.pending, '\n')
 	if i < 0 {
@@ -319,7 +322,7 @@ func (t *termOut) Write(p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // attach draws d below what stderr has printed and keeps it there until detach.

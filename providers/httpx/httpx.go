@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/termsafe"
 )
 
 // Defaults of Policy's zero fields.
@@ -255,7 +256,8 @@ func (e *StatusError) Error() string {
 		msg = e.Provider + ": " + msg
 	}
 	if b := strings.TrimSpace(string(e.Body)); b != "" {
-		msg += ": " + strings.Join(strings.Fields(b), " ")
+		// The body is the server's text: escaped for the terminal it may be printed on.
+		msg += ": " + termsafe.String(strings.Join(strings.Fields(b), " "))
 	}
 	return msg
 }

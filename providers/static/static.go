@@ -268,7 +268,7 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 		}
 		obs, err := observedAt(t.Observed, mod)
 		if err != nil {
-			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %v: want a date (2026-11-29) or an RFC 3339 time", where, t.InstanceType, t.Observed)
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %v: want a date (2026-11-29) or an RFC 3339 time (%v)", where, t.InstanceType, t.Observed, err)
 		}
 		if obs.After(time.Now().Add(futureSlack)) {
 			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %s is in the future", where, t.InstanceType, obs.Format(time.RFC3339))
@@ -310,7 +310,12 @@ func tableLines(b []byte, name string) []int {
 
 // observedAt reads the observed key: a native TOML date, date-time or local date-time
 // (taken as UTC), or a string; absent means def.
-func observedAt(v any, def time.Time) (time.Time, error) {
+func observedAt(v any, def time.Time) (t time.Time, err error) {
+	defer func() {
+		if err == nil && v != nil && v != "" {
+			err = pricing.CheckObservedDate(t) // year 1 is no "unstated"
+		}
+	}()
 	switch t := v.(type) {
 	case nil:
 		return def, nil
