@@ -30,6 +30,7 @@ import (
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
 	"github.com/pickergpu/picker/providers/registry"
+	"github.com/pickergpu/picker/redact"
 	"github.com/pickergpu/picker/regfile"
 	"github.com/pickergpu/picker/scheduler"
 )
@@ -44,6 +45,17 @@ const (
 	// DefaultMaxAnswerMiB caps one provider answer (an HTTP body) unless
 	// [refresh] max_answer_mib says otherwise.
 	DefaultMaxAnswerMiB = 64
+	// MaxAnswerMiB is the largest max_answer_mib accepted. An answer is read whole and
+	// then decoded, so a refresh's peak RSS is about twice its largest answer (issue 30:
+	// the old maximum, 4096, let a 3 GiB body pass 6 GiB RSS); the largest real answers
+	// (a GCP SKU page of 5,000, an Azure retail-prices page) are a few MB. 256 MiB keeps
+	// a hostile answer's cost near half a GiB.
+	MaxAnswerMiB = 256
+	// DefaultKeepHistory is [store] keep_history when the file does not set it: closed
+	// price intervals older than 90 days are pruned nightly, so history is bounded by
+	// default (issue 30: a provider changing 4,000 prices a refresh wrote ~417 MB a day
+	// at the 1-minute minimum, kept for ever). keep_history = "0" keeps everything.
+	DefaultKeepHistory = 90 * 24 * time.Hour
 	// DefaultMaxConcurrentPerCPU: the API's requests are CPU-bound (a recommendation
 	// reads and fits tens of thousands of offers), so more at once than a few per CPU
 	// only adds latency and memory; [daemon] max_concurrent defaults to this many per
@@ -83,7 +95,7 @@ type Config struct {
 type Store struct {
 	Path string `toml:"path"`
 	// KeepHistory prunes closed price intervals older than this on the daemon's nightly
-	// job ("365d"); zero keeps everything.
+	// job ("365d"); DefaultKeepHistory when unset; "0" keeps everything.
 	KeepHistory providers.Duration `toml:"keep_history"`
 }
 
@@ -287,6 +299,9 @@ func (c *Config) applyDefaults() {
 	if unset("refresh", "parallel") {
 		c.Refresh.Parallel = DefaultParallel
 	}
+	if unset("store", "keep_history") {
+		c.Store.KeepHistory.Duration = DefaultKeepHistory
+	}
 	if unset("refresh", "max_answer_mib") {
 		c.Refresh.MaxAnswerMiB = DefaultMaxAnswerMiB
 	}
@@ -420,7 +435,7 @@ func (c *Config) validate() error {
 		lo, hi     int
 	}{
 		{"refresh", "parallel", c.Refresh.Parallel, 1, 64},
-		{"refresh", "max_answer_mib", c.Refresh.MaxAnswerMiB, 1, 4096},
+		{"refresh", "max_answer_mib", c.Refresh.MaxAnswerMiB, 1, MaxAnswerMiB},
 		{"daemon", "max_concurrent", c.Daemon.MaxConcurrent, 1, 4096},
 	}
 	for _, n := range ints {
@@ -599,7 +614,11 @@ func (c *Config) Secrets(getenv func(string) string) []string {
 		}
 		if envNameRe().MatchString(name) {
 			names = append(names, name)
-		} else {
+		}
+		// Not a variable's name, or a valid name shaped like a key (hf_AbC123…,
+		// sk_live_…): the text itself is masked too (issue 30: such a value was stored
+		// in refresh_runs.error and served by /v1/providers).
+		if !envNameRe().MatchString(name) || redact.CredentialShaped(name) {
 			out = append(out, name)
 		}
 	}
@@ -622,6 +641,12 @@ func (c *Config) Secrets(getenv func(string) string) []string {
 	for _, n := range names {
 		if val := getenv(n); val != "" {
 			out = append(out, val)
+		}
+	}
+	// A password in HF_ENDPOINT's userinfo (a private mirror) is a secret too.
+	if u, err := url.Parse(getenv("HF_ENDPOINT")); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -3,6 +3,9 @@
 package config
 
 import (
+	"slices"
+
+	"github.com/pickergpu/picker/redact"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +59,33 @@ func TestConfigBOM(t *testing.T) {
 	_, err = Parse([]byte("\uFEFF[refresh]\nschedule = \"nope\"\n"), "c.toml")
 	if err == nil || !strings.Contains(err.Error(), "c.toml:2") {
 		t.Errorf("error after a BOM: %v; want c.toml:2", err)
+	}
+}
+
+// TestSecretsKeyShapedEnvName: an api_key_env whose text is a valid variable name but
+// shaped like a key (a pasted Hugging Face or Stripe-style key) is masked by value, as a
+// non-name is; an ordinary variable name is not (issue 30).
+func TestSecretsKeyShapedEnvName(t *testing.T) {
+	src := "[providers.lambda]\napi_key_env = \"hf_AbCdEfGhIjKlMnOpQr123456\"\n[providers.runpod]\napi_key_env = \"MY_RUNPOD_KEY\"\n"
+	c, err := Parse([]byte(src), "picker.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Secrets(func(string) string { return "" })
+	if !slices.Contains(got, "hf_AbCdEfGhIjKlMnOpQr123456") {
+		t.Errorf("Secrets = %q; want the key-shaped api_key_env masked", got)
+	}
+	if slices.Contains(got, "MY_RUNPOD_KEY") {
+		t.Errorf("Secrets = %q; a variable's name is not a secret", got)
+	}
+	withHF := c.Secrets(func(k string) string {
+		return map[string]string{"HF_ENDPOINT": "http://u:mirror-pass-77@hub.internal"}[k]
+	})
+	if !slices.Contains(withHF, "mirror-pass-77") {
+		t.Errorf("Secrets = %q; want HF_ENDPOINT's password", withHF)
+	}
+	msg := redact.New(got...).String(`lambda: the environment variable hf_AbCdEfGhIjKlMnOpQr123456 (api_key_env) is not set`)
+	if strings.Contains(msg, "hf_AbCdEf") || !strings.Contains(msg, "environment variable") {
+		t.Errorf("redacted %q", msg)
 	}
 }

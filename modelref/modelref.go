@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -216,11 +217,11 @@ func fetchHub(ctx context.Context, id string, opt Options) (*model.Model, error)
 	if err != nil {
 		return nil, err
 	}
-	m, err := hubModel(id, "from "+endpoint, data, SourceHub)
+	m, err := hubModel(id, "from "+shownURL(endpoint), data, SourceHub)
 	if err != nil {
 		return nil, err
 	}
-	note := fmt.Sprintf("%s is not in the catalog: config.json fetched from %s", id, endpoint)
+	note := fmt.Sprintf("%s is not in the catalog: config.json fetched from %s", id, shownURL(endpoint))
 	if cachePath != "" {
 		if err := writeAtomic(cachePath, data); err == nil {
 			note += " and cached at " + cachePath
@@ -256,6 +257,38 @@ func fromCache(id, cachePath string) (*model.Model, bool) {
 	return m, true
 }
 
+// shownURL is raw (HF_ENDPOINT, a URL under it) without its userinfo, for messages:
+// HF_ENDPOINT=http://user:password@mirror put the password in the /v1/estimate error
+// body and on the Ask page (issue 30). A raw that does not parse is shown as its scheme
+// and host only, or not at all.
+func shownURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
+			return "…" + raw[i:]
+		}
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
+
+// withoutUserinfo is err's message with u's userinfo removed (net/http masks only the
+// password, as ***, and keeps the user name).
+func withoutUserinfo(err error, u *neturl.URL) string {
+	msg := err.Error()
+	if u == nil || u.User == nil {
+		return msg
+	}
+	if p, ok := u.User.Password(); ok && p != "" {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	for _, ui := range []string{u.User.String() + "@", u.User.Username() + ":***@", u.User.Username() + "@"} {
+		msg = strings.ReplaceAll(msg, ui, "")
+	}
+	return msg
+}
+
 // download fetches id's config.json from the Hub, mapping each failure to an error that
 // says what to do.
 func download(ctx context.Context, id, endpoint string, opt Options) ([]byte, error) {
@@ -266,7 +299,7 @@ func download(ctx context.Context, id, endpoint string, opt Options) ([]byte, er
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, pricing.Errorf(pricing.Invalid, "model %s: bad Hub URL %s: %v", id, url, err)
+		return nil, pricing.Errorf(pricing.Invalid, "model %s: bad Hub URL %s: %v", id, shownURL(url), strings.ReplaceAll(err.Error(), url, shownURL(url)))
 	}
 	if opt.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+opt.Token)
@@ -278,7 +311,7 @@ func download(ctx context.Context, id, endpoint string, opt Options) ([]byte, er
 			return nil, ctx.Err()
 		}
 		return nil, pricing.Errorf(pricing.Invalid, "model %s is not in the catalog and the Hugging Face Hub (%s) could not be reached: %v; %s",
-			id, endpoint, err, hubHint)
+			id, shownURL(endpoint), withoutUserinfo(err, req.URL), hubHint)
 	}
 	defer resp.Body.Close()
 	switch {

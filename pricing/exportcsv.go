@@ -20,11 +20,13 @@ var ExportCSVColumns = append(append([]string(nil), OfferCSVColumns...),
 	"total_gpu_mem_gib", "price_per_gpu_usd_hr", "price_per_gib_usd_hr", "fractional")
 
 // OfferCSVRecord is o in OfferCSVColumns. Numbers are compact (no trailing zeros) and
-// rounded to what the sources carry: prices to 6 decimals, memory to 2.
+// rounded to what the sources carry: prices to 6 decimals, memory to 2. Text is
+// SpreadsheetSafe: a provider's string cannot become a formula.
 func OfferCSVRecord(o Offer) []string {
-	return []string{o.Provider, o.Region, o.Zone, o.InstanceType, o.GPUModel, FormatNum(o.GPUCount, 4), FormatNum(o.GPUMemGiB, 2),
-		FormatNum(o.VCPUs, 2), FormatNum(o.RAMGiB, 2), string(o.Purchase), FormatNum(o.PriceUSDHr, 6), o.Currency,
-		o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source}
+	t := SpreadsheetSafe // text columns only (csvsafe.go)
+	return []string{t(o.Provider), t(o.Region), t(o.Zone), t(o.InstanceType), t(o.GPUModel), FormatNum(o.GPUCount, 4), FormatNum(o.GPUMemGiB, 2),
+		FormatNum(o.VCPUs, 2), FormatNum(o.RAMGiB, 2), t(string(o.Purchase)), FormatNum(o.PriceUSDHr, 6), t(o.Currency),
+		o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), t(o.Source)}
 }
 
 // ExportCSVRecord is o in ExportCSVColumns.

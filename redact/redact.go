@@ -13,6 +13,7 @@
 package redact
 
 import (
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -75,6 +76,12 @@ func credentialShaped(v string) bool {
 	return false
 }
 
+// CredentialShaped reports whether v looks like a credential rather than a word or an
+// environment variable's name (credentialShaped's rule): config uses it to mask a key
+// pasted where a variable's name belongs even when the key happens to be a valid name
+// (hf_AbC123…, sk_live_…).
+func CredentialShaped(v string) bool { return credentialShaped(v) }
+
 // envName: upper-case words joined by underscores (HF_TOKEN, LAMBDA_API_KEY).
 func envName(v string) bool {
 	if !strings.Contains(v, "_") {
@@ -98,8 +105,14 @@ func New(values ...string) *Redactor {
 	r := &Redactor{}
 	for _, v := range values {
 		v = strings.TrimSpace(v)
-		if len(v) >= minSecretLen && !slices.Contains(r.values, v) {
-			r.values = append(r.values, v)
+		if len(v) < minSecretLen {
+			continue
+		}
+		// A secret in a URL (a token pasted into a query) is percent-encoded there.
+		for _, form := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
+			if !slices.Contains(r.values, form) {
+				r.values = append(r.values, form)
+			}
 		}
 	}
 	slices.SortFunc(r.values, func(a, b string) int { return len(b) - len(a) })

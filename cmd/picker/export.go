@@ -36,7 +36,7 @@ func (a *app) exportCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or json (-o json or -o csv says the same)")
-	cmd.Flags().StringVar(&out, "out", "", "write to this file (atomically) instead of stdout")
+	cmd.Flags().StringVar(&out, "out", "", "write to this file (atomically) instead of stdout (- is stdout)")
 	registerParams(cmd.Flags(), ps)
 	return cmd
 }
@@ -51,7 +51,7 @@ type exportRow struct {
 }
 
 func (a *app) runExport(ctx context.Context, q store.Query, format, out string) error {
-	if err := checkOutPath(out); out != "" && err != nil {
+	if err := checkOutPath(out); out != "" && out != "-" && err != nil {
 		return err
 	}
 	st, err := a.store(ctx)
@@ -75,7 +75,7 @@ func (a *app) runExport(ctx context.Context, q store.Query, format, out string) 
 		}
 		return pricing.WriteExportCSV(w, offers)
 	}
-	if out == "" {
+	if out == "" || out == "-" { // "-" is stdout, as for most Unix tools (issue 30)
 		return write(a.stdout)
 	}
 	if err := writeFileAtomic(out, write); err != nil {

@@ -409,7 +409,7 @@ func (a *app) accessLog(next http.Handler) http.Handler {
 			if sw.status >= 500 {
 				level = slog.LevelError
 			}
-			a.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery,
+			a.log.Log(r.Context(), level, "request", "method", r.Method, "path", a.redactor().String(r.URL.Path), "query", a.redactor().String(r.URL.RawQuery),
 				"status", sw.status, "duration", time.Since(start).Round(time.Microsecond), "remote", r.RemoteAddr)
 		}()
 		next.ServeHTTP(sw, r)

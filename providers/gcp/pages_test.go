@@ -47,3 +47,30 @@ func TestPageTokenLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestLongRetryAfterReported: a 429 whose Retry-After would pass the fetch's deadline
+// is reported as the 429 and its Retry-After at once, not slept into "context deadline
+// exceeded" (issue 30).
+func TestLongRetryAfterReported(t *testing.T) {
+	fake := newFakeGoogle(t)
+	fake.fault = func(w http.ResponseWriter, path string, n int) bool {
+		if path != skusPath {
+			return false
+		}
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}`)
+		return true
+	}
+	p := newTestProvider(t, fake.serve(t), nil, WithRetry(4, time.Hour))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := p.Fetch(ctx)
+	if err == nil || !strings.Contains(err.Error(), "429") || !strings.Contains(err.Error(), `Retry-After: "3600"`) || !strings.Contains(err.Error(), "pass the deadline") {
+		t.Errorf("Fetch: %v; want the 429 and its Retry-After", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v: the wait was slept", d)
+	}
+}

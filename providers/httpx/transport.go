@@ -61,10 +61,28 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if wait < 0 {
 			wait = t.Policy.backoff(attempt)
 		}
-		if err := t.Policy.sleep(ctx, wait); err != nil {
-			return nil, err
+		// A wait that would pass the deadline is not slept: the answer says why now
+		// (issue 30: a GCP 429 with a long Retry-After was recorded only as "context
+		// deadline exceeded").
+		if dl, ok := ctx.Deadline(); ok && t.Policy.now().Add(wait).After(dl) {
+			return nil, fmt.Errorf("%s %s: %w%s; a retry in %v would pass the deadline", req.Method, req.URL.Path, errors.Unwrap(err), retryAfterNote(resp), wait)
+		}
+		if serr := t.Policy.sleep(ctx, wait); serr != nil {
+			return nil, fmt.Errorf("%s %s: %w while waiting %v to retry after %v%s", req.Method, req.URL.Path, serr, wait, errors.Unwrap(err), retryAfterNote(resp))
 		}
 	}
+}
+
+// retryAfterNote quotes a retryable answer's Retry-After header, for a message.
+func retryAfterNote(resp *http.Response) string {
+	if resp == nil || resp.Header.Get("Retry-After") == "" {
+		return ""
+	}
+	v := resp.Header.Get("Retry-After")
+	if len(v) > 40 {
+		v = v[:40]
+	}
+	return fmt.Sprintf(" (Retry-After: %q)", v)
 }
 
 func isRetryable(err error) bool {
