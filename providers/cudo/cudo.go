@@ -3,10 +3,11 @@
 // each GPU's memory). Cudo sells a VM by its parts: the price of one GPU, one vCPU and
 // one GiB of RAM per hour in each data centre and machine type, within per-GPU and
 // per-GiB vCPU bounds. The adapter prices one shape per GPU count (1, 2, 4, 8, as many
-// as one host has free now): 4 vCPUs per GPU and 2 GiB of RAM per vCPU, SkyPilot's middle Cudo
-// shape (skypilot-org/skypilot, sky/provision/cudo/cudo_utils.py, machine_specs), moved
-// into the machine type's bounds. Instance types are named as the embedded snapshot's
-// Cudo rows, "epyc-rome-rtx-a5000_2x8v16gb", so a refresh supersedes them.
+// as one host has free now): 4 vCPUs per GPU and 2 GiB of RAM per vCPU, SkyPilot's
+// middle Cudo shape (skypilot-org/skypilot, sky/provision/cudo/cudo_utils.py,
+// machine_specs), moved into the machine type's bounds. Instance types are named as the
+// embedded snapshot's Cudo rows, "epyc-rome-rtx-a5000_2x8v16gb", so a refresh
+// supersedes them.
 package cudo
 
 import (

@@ -89,7 +89,6 @@ type page struct {
 type size struct {
 	Slug        string        `json:"slug"`
 	Memory      float64       `json:"memory"` // MB
-	Disk        float64       `json:"disk"`   // GB
 	VCPUs       float64       `json:"vcpus"`
 	PriceHourly *httpx.Number `json:"price_hourly"`
 	Regions     []string      `json:"regions"`
@@ -196,7 +195,6 @@ func (p *Provider) snapshot(sizes []size, now time.Time) (*providers.Snapshot, e
 				ObservedAt:   now,
 				Source:       pricing.SourceAPI,
 				Available:    avail,
-				Host:         pricing.Host{DiskGB: s.Disk},
 			})
 		}
 	}

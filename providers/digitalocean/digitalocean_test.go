@@ -78,10 +78,10 @@ func setup(t *testing.T, s *doServer, cfg Config) *Provider {
 	return p
 }
 
-func offer(region, slug, model string, count, mem, vcpus, ram, disk, price float64) pricing.Offer {
+func offer(region, slug, model string, count, mem, vcpus, ram, price float64) pricing.Offer {
 	return pricing.Offer{Provider: Name, Region: region, InstanceType: slug, GPUModel: model, GPUCount: count,
 		GPUMemGiB: mem, VCPUs: vcpus, RAMGiB: ram, Purchase: pricing.OnDemand, PriceUSDHr: price, Currency: "USD",
-		ObservedAt: clock, Source: pricing.SourceAPI, Available: pricing.AvailableNow, Host: pricing.Host{DiskGB: disk}}
+		ObservedAt: clock, Source: pricing.SourceAPI, Available: pricing.AvailableNow}
 }
 
 // Worked out by hand from the two pages: page 1's only size is a Basic Droplet that the
@@ -89,8 +89,8 @@ func offer(region, slug, model string, count, mem, vcpus, ram, disk, price float
 // gpu_info) and two GPU sizes in nyc1. memory 1966080 MB = 1920 GiB; vram 640 GiB over
 // 8 H100 = 80 each, 1536 over 8 MI300X = 192 each.
 var want = []pricing.Offer{
-	offer("nyc1", "gpu-h100x8-640gb", "H100", 8, 80, 160, 1920, 2046, 23.92),
-	offer("nyc1", "gpu-mi300x8-1536gb", "MI300X", 8, 192, 160, 1920, 2046, 15.92),
+	offer("nyc1", "gpu-h100x8-640gb", "H100", 8, 80, 160, 1920, 23.92),
+	offer("nyc1", "gpu-mi300x8-1536gb", "MI300X", 8, 192, 160, 1920, 15.92),
 }
 
 func TestFetch(t *testing.T) {
@@ -130,9 +130,9 @@ const moreSizes = `{"sizes": [
 func TestRegionsAndAvailability(t *testing.T) {
 	t.Setenv(keyEnv, testKey)
 	h1 := func(region string) pricing.Offer {
-		return offer(region, "gpu-h100x1-80gb", "H100", 1, 80, 20, 240, 720, 3.39)
+		return offer(region, "gpu-h100x1-80gb", "H100", 1, 80, 20, 240, 3.39)
 	}
-	ada := offer("tor1", "gpu-6000adax1-48gb", "RTX6000-Ada", 1, 48, 8, 64, 500, 1.57)
+	ada := offer("tor1", "gpu-6000adax1-48gb", "RTX6000-Ada", 1, 48, 8, 64, 1.57)
 	ada.Available = pricing.SoldOut
 	for _, tt := range []struct {
 		name    string

@@ -78,7 +78,6 @@ func New(cfg Config, opts ...Option) (*Provider, error) {
 // resource is an offer's disk, vcpu or memory block.
 type resource struct {
 	DefaultCount *float64 `json:"defaultCount"`
-	MaxCount     *float64 `json:"maxCount"`
 }
 
 // offer is one item of the availability answer (docs "Get Availability Information";
@@ -92,7 +91,6 @@ type offer struct {
 	Country     string    `json:"country"`
 	GPUCount    float64   `json:"gpuCount"`
 	GPUMemory   float64   `json:"gpuMemory"`
-	Disk        *resource `json:"disk"`
 	VCPU        *resource `json:"vcpu"`
 	Memory      *resource `json:"memory"`
 	StockStatus string    `json:"stockStatus"`
@@ -209,10 +207,9 @@ func (p *Provider) offer(it offer, snap *providers.Snapshot) (pricing.Offer, boo
 	o := pricing.Offer{
 		Provider: Name, Region: region, InstanceType: typ,
 		GPUModel: model, GPUCount: it.GPUCount, GPUMemGiB: mem,
-		VCPUs: count(it.VCPU, false), RAMGiB: count(it.Memory, false),
+		VCPUs: count(it.VCPU), RAMGiB: count(it.Memory),
 		Purchase: pricing.OnDemand, PriceUSDHr: float64(*price), Currency: "USD", Source: pricing.SourceAPI,
 		Available: stock(it.StockStatus),
-		Host:      pricing.Host{DiskGB: count(it.Disk, true)},
 	}
 	if it.IsSpot != nil && *it.IsSpot {
 		o.Purchase = pricing.Spot
@@ -220,17 +217,12 @@ func (p *Provider) offer(it offer, snap *providers.Snapshot) (pricing.Offer, boo
 	return o, true, nil
 }
 
-// count is a resource's default count, or its maximum when max is asked and stated.
-func count(r *resource, useMax bool) float64 {
-	switch {
-	case r == nil:
+// count is a resource's default count (0 when not stated).
+func count(r *resource) float64 {
+	if r == nil || r.DefaultCount == nil {
 		return 0
-	case useMax && r.MaxCount != nil:
-		return *r.MaxCount
-	case r.DefaultCount != nil:
-		return *r.DefaultCount
 	}
-	return 0
+	return *r.DefaultCount
 }
 
 // stock maps stockStatus: "Available", "High", "Medium" and "Low" have capacity;

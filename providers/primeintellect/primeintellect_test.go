@@ -75,20 +75,19 @@ func setup(t *testing.T, s *providertest.Routes, cfg Config) *Provider {
 	return p
 }
 
-func mkOffer(region, typ, model string, count, mem, vcpus, ram, disk, price float64) pricing.Offer {
+func mkOffer(region, typ, model string, count, mem, vcpus, ram, price float64) pricing.Offer {
 	return pricing.Offer{Provider: Name, Region: region, InstanceType: typ, GPUModel: model, GPUCount: count,
 		GPUMemGiB: mem, VCPUs: vcpus, RAMGiB: ram, Purchase: pricing.OnDemand, PriceUSDHr: price, Currency: "USD",
-		ObservedAt: clock, Source: pricing.SourceAPI, Available: pricing.AvailableNow, Host: pricing.Host{DiskGB: disk}}
+		ObservedAt: clock, Source: pricing.SourceAPI, Available: pricing.AvailableNow}
 }
 
 // Worked out by hand from testdata/availability_gpus_page.json: H100_80GB on a PCIe
 // socket is the H100-PCIE; prices.onDemand is the whole offer's; stock "Available" and
 // "Low" both have capacity. The Hyperstack offer's vCPU and RAM (180, 180) are what
-// the API says, though Hyperstack lists 28 vCPU / 180 GB for n3-H100x1; disk is the
-// maximum where stated (RunPod: 1000), else the default (100).
+// the API says, though Hyperstack lists 28 vCPU / 180 GB for n3-H100x1.
 var want = []pricing.Offer{
-	mkOffer("CANADA-1", "hyperstack:n3-H100x1:1x", "H100-PCIE", 1, 80, 180, 180, 100, 1.9),
-	mkOffer("US-KS-2", "runpod:NVIDIA-H100-PCIe:1x", "H100-PCIE", 1, 80, 16, 251, 1000, 2.69),
+	mkOffer("CANADA-1", "hyperstack:n3-H100x1:1x", "H100-PCIE", 1, 80, 180, 180, 1.9),
+	mkOffer("US-KS-2", "runpod:NVIDIA-H100-PCIe:1x", "H100-PCIE", 1, 80, 16, 251, 2.69),
 }
 
 func TestFetch(t *testing.T) {
@@ -145,7 +144,7 @@ func TestOfferVariants(t *testing.T) {
 		t.Fatalf("Fetch: %v", err)
 	}
 	h := func(typ string, count, price float64) pricing.Offer {
-		return mkOffer("CANADA-1", typ, "H100-PCIE", count, 80, 180, 180, 100, price)
+		return mkOffer("CANADA-1", typ, "H100-PCIE", count, 80, 180, 180, price)
 	}
 	sp := h("hyperstack:n3-H100x1:1x", 1, 0.95)
 	sp.Purchase, sp.Available = pricing.Spot, pricing.SoldOut

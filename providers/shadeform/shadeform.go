@@ -88,7 +88,6 @@ type instanceType struct {
 	ShadeInstanceType string `json:"shade_instance_type"`
 	Configuration     *struct {
 		MemoryInGB      float64 `json:"memory_in_gb"`
-		StorageInGB     float64 `json:"storage_in_gb"`
 		VCPUs           float64 `json:"vcpus"`
 		NumGPUs         float64 `json:"num_gpus"`
 		GPUType         string  `json:"gpu_type"`
@@ -158,7 +157,6 @@ func (p *Provider) Fetch(ctx context.Context) (*providers.Snapshot, error) {
 				GPUModel: model, GPUCount: c.NumGPUs, GPUMemGiB: mem, VCPUs: c.VCPUs, RAMGiB: c.MemoryInGB,
 				Currency: "USD", ObservedAt: now, Source: pricing.SourceAPI,
 				Available: pricing.AvailabilityOf(a.Available),
-				Host:      pricing.Host{DiskGB: c.StorageInGB},
 			}
 			switch a.RentalType {
 			case "on_demand":
