@@ -60,7 +60,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		want      []string
 	}{
 		{"unknown key", "[refresh]\nschedule = \"@hourly\"\nshedule = \"x\"\n", []string{"my.toml:3", `"refresh.shedule"`}},
-		{"unknown provider", "[providers.vast]\nenabled = true\n", []string{"my.toml:", "providers.vast"}},
+		{"unknown provider", "[providers.nosuchcloud]\nenabled = true\n", []string{"my.toml:", "providers.nosuchcloud"}},
 		{"key of another provider", "[providers.aws]\nfiles = [\"a.csv\"]\n", []string{"my.toml:2", "providers.aws.files"}},
 		{"bad cron spec", "[providers.aws]\nschedule = \"every tuesday\"\n", []string{"my.toml:2", "providers.aws", "schedule", "every tuesday"}},
 		{"bad default cron spec", "[refresh]\nschedule = \"61 * * * *\"\n", []string{"my.toml:2", "[refresh] schedule"}},

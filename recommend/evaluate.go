@@ -396,6 +396,9 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	if e.needs.code(c) != "" {
 		return cand{}, false // the software stack (stack.go); see Recommendation.Excluded
 	}
+	if cudaTooOld(o, c) {
+		return cand{}, false // the host's driver (host.go); see Recommendation.Excluded
+	}
 	fp16 := c.known && ((!c.bf16 && e.bf16) || (!c.flash && e.flash))
 	vk := variantKey{g, fp16, n}
 	v := e.variant(vk)

@@ -69,6 +69,7 @@ var exclusionLabels = map[string]string{
 	ExclNoBF16:    "no bf16",
 	ExclNoFP8:     "no fp8",
 	ExclVendor:    "another vendor",
+	ExclOldCUDA:   "host CUDA too old",
 	ExclNoQuota:   "no quota",
 	ExclNoKernel:  "no engine kernel",
 }

@@ -216,7 +216,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	}
 	rec.Ladder, rec.Rejected, rec.Plan = ladder(rin, caps, ev, fits, rec.Estimate)
 	rec.LadderOmits = ladderOmits(rin)
-	rec.Excluded = append(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs)...) // fp8.go, stack.go
+	rec.Excluded = slices.Concat(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs), hostExclusions(rin, caps)) // fp8.go, stack.go, host.go
 	rec.CheapestCluster = cheapestCluster(rin, caps, fits)
 	// Exclusions are in rec.Excluded only, not repeated as warnings: a JSON reader has
 	// them structured there, and the CLI prints one summary line of them.

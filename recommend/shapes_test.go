@@ -20,7 +20,10 @@ import (
 // provider's figure that WithUsableMemory moved aside for the GPU model's usable one).
 // Available (the provider's stock word) is per place and time, like the price: it orders
 // the ranking, never the fit.
-var notShape = []string{"Region", "Zone", "PriceUSDHr", "Currency", "ObservedAt", "Source", "GPUMemReportedGiB", "Available"}
+// Host (a marketplace host's facts) is read per offer, not per shape: the shape read is
+// not used while any current offer states host facts (cmd/picker hostfacts.go), so no
+// shape ever stands for offers whose hosts differ.
+var notShape = []string{"Region", "Zone", "PriceUSDHr", "Currency", "ObservedAt", "Source", "GPUMemReportedGiB", "Available", "Host"}
 
 // TestEvaluationDependsOnlyOnShape guards recommend's per-shape read: an offer's
 // evaluation (fits or not, need, spare, GPUs used, job hours) must be a function of its

@@ -27,6 +27,9 @@ type Query struct {
 	MinVRAMGB      float64
 	MinTotalVRAMGB float64
 	MaxPriceUSDHr  float64 // per instance-hour
+	// MinReliability leaves out offers whose host states a lower reliability score
+	// (pricing.Host, 0..1); offers that state none (every cloud) pass.
+	MinReliability float64
 	MaxGPUs        float64
 	// ExcludeFractional drops vGPU slices (gpu_count < 1).
 	ExcludeFractional bool
@@ -267,6 +270,7 @@ func offerWhere(q Query) ([]string, []any, error) {
 	cond(q.MinVRAMGB > 0, "(CASE WHEN gpu_count < 1 THEN gpu_count * "+c+" ELSE "+c+" END) >= ?", q.MinVRAMGB)
 	cond(q.MinTotalVRAMGB > 0, "gpu_count * "+c+" >= ?", q.MinTotalVRAMGB)
 	cond(q.MaxPriceUSDHr > 0, "price <= ?", q.MaxPriceUSDHr)
+	cond(q.MinReliability > 0, "(host_reliability = 0 OR host_reliability >= ?)", q.MinReliability)
 	cond(q.MaxGPUs > 0, "gpu_count <= ?", q.MaxGPUs)
 	if q.ExcludeFractional {
 		where = append(where, "gpu_count >= 1")
@@ -285,7 +289,7 @@ func offerWhere(q Query) ([]string, []any, error) {
 // selectOffers reads the current offers from (a table, perhaps with an INDEXED BY)
 // that meet where, in order (an ORDER BY clause, or "" for any), at most limit (0 = all).
 func (s *Store) selectOffers(ctx context.Context, from string, where []string, args []any, order string, limit int) ([]pricing.Offer, error) {
-	query := "SELECT " + offerColumns + " FROM " + from + " WHERE " + strings.Join(where, " AND ") + order
+	query := "SELECT " + offerColumns + ", " + hostCols("offers") + " FROM " + from + " WHERE " + strings.Join(where, " AND ") + order
 	if limit > 0 {
 		query += " LIMIT ?"
 		args = append(slices.Clone(args), limit)
@@ -299,8 +303,8 @@ func (s *Store) selectOffers(ctx context.Context, from string, where []string, a
 	for rows.Next() {
 		var o pricing.Offer
 		var seen int64
-		if err := rows.Scan(&o.Provider, &o.Region, &o.Zone, &o.InstanceType, &o.Purchase, &o.GPUModel, &o.GPUCount,
-			&o.GPUMemGiB, &o.VCPUs, &o.RAMGiB, &o.Currency, &o.Source, &o.PriceUSDHr, &seen); err != nil {
+		if err := rows.Scan(append([]any{&o.Provider, &o.Region, &o.Zone, &o.InstanceType, &o.Purchase, &o.GPUModel, &o.GPUCount,
+			&o.GPUMemGiB, &o.VCPUs, &o.RAMGiB, &o.Currency, &o.Source, &o.PriceUSDHr, &seen}, hostDest(&o.Host)...)...); err != nil {
 			return nil, s.dbError("query offers", err)
 		}
 		o.ObservedAt = fromUnix(seen)

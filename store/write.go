@@ -211,9 +211,9 @@ func prepareWrite(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 		// Facts are refreshed on every listing: a better normalisation table or a
 		// corrected spec should not wait for a price change to show.
 		{&st.updateOffer, `UPDATE offers SET gpu_model = ?, gpu_count = ?, gpu_mem_gib = ?, vcpus = ?, ram_gib = ?,
-			currency = ?, source = ?, shape_id = ?, price = ?, last_seen = ? WHERE id = ?`},
+			currency = ?, source = ?, shape_id = ?, ` + hostSet + `, price = ?, last_seen = ? WHERE id = ?`},
 		{&st.touchOffer, `UPDATE offers SET gpu_model = ?, gpu_count = ?, gpu_mem_gib = ?, vcpus = ?, ram_gib = ?,
-			currency = ?, source = ?, shape_id = ?, last_seen = max(last_seen, ?) WHERE id = ?`},
+			currency = ?, source = ?, shape_id = ?, ` + hostSet + `, last_seen = max(last_seen, ?) WHERE id = ?`},
 		{&st.insertShape, `INSERT INTO shapes (provider, instance_type, purchase, gpu_model, gpu_count, gpu_mem_gib, vcpus, ram_gib)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&st.closeOffer, `UPDATE offers SET price = NULL WHERE id = ?`},
@@ -253,7 +253,8 @@ type storedOffer struct {
 // last_seen; an offer whose facts and price are unchanged is not rewritten.
 type offerFacts struct {
 	currency, source string
-	shape            int64 // the GPU and host facts (pricing.Shape)
+	shape            int64 // the GPU and instance facts (pricing.Shape)
+	host             pricing.Host
 }
 
 // regionListing is what a snapshot says of one region: whether every offer it lists
@@ -336,7 +337,7 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		if err != nil {
 			return s.dbError("write "+provider+" offer "+k.String(), err)
 		}
-		facts := []any{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, shape}
+		facts := append([]any{o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, shape}, hostArgs(o.Host)...)
 		switch {
 		case so == nil:
 			// A new offer is not remembered (90k keys on a first refresh, issue 17): a
@@ -367,7 +368,7 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 		default:
 			// Same price: nothing to write when the facts are the same and the observed
 			// time is already stored, or the region's seen row will carry it.
-			f := offerFacts{o.Currency, o.Source, shape}
+			f := offerFacts{o.Currency, o.Source, shape, o.Host}
 			if f != so.facts || (observed > so.lastSeen && !listed[o.Region].uniform) {
 				_, err = st.touchOffer.ExecContext(ctx, append(facts, observed, so.id)...)
 			}
@@ -436,16 +437,16 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 // insertBatch is how many new offers one INSERT writes: per-statement overhead (the
 // driver's and database/sql's, a few microseconds a call) was a tenth of a 90k-offer
 // first refresh's CPU with one offer a statement (issue 17). 15 columns × 64 rows stays
-// far below SQLite's 32,766 bound parameters.
+// far below SQLite's 32,766 bound parameters (22 columns x 64 rows).
 const insertBatch = 64
 
 // offerColumnsIn are the columns a new offer's row is inserted with, in insertArgs' order.
 const offerColumnsIn = `provider, region, zone, instance_type, purchase, gpu_model, gpu_count,
-	gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen, shape_id`
+	gpu_mem_gib, vcpus, ram_gib, currency, source, price, last_seen, shape_id, ` + hostColumns
 
 // insertOffers is the INSERT of n new offers.
 func insertOffers(n int) string {
-	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " + strings.TrimSuffix(strings.Repeat("?, ", hostFields), ", ") + ")"
 	return "INSERT INTO offers (" + offerColumnsIn + ") VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
@@ -461,6 +462,7 @@ type newOffers struct {
 func (n *newOffers) add(ctx context.Context, o *pricing.Offer, observed, shape int64) error {
 	n.args = append(n.args, o.Provider, o.Region, o.Zone, o.InstanceType, string(o.Purchase),
 		o.GPUModel, o.GPUCount, o.GPUMemGiB, o.VCPUs, o.RAMGiB, o.Currency, o.Source, o.PriceUSDHr, observed, shape)
+	n.args = append(n.args, hostArgs(o.Host)...)
 	n.keys = append(n.keys, o.Key())
 	if len(n.keys) == insertBatch {
 		return n.flush(ctx)
@@ -521,19 +523,21 @@ func (s *Store) readStored(ctx context.Context, tx *sql.Tx, provider string) (ma
 		return v
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT id, region, zone, instance_type, purchase, price, currency, source,
-		coalesce(shape_id, 0), last_seen FROM offers WHERE provider = ?`, provider)
+		coalesce(shape_id, 0), last_seen, `+hostColumns+` FROM offers WHERE provider = ?`, provider)
 	if err != nil {
 		return nil, s.dbError("read "+provider+" offers", err)
 	}
 	defer rows.Close()
-	var region, zone, typ, purchase, currency, source sql.RawBytes
+	var region, zone, typ, purchase, currency, source, driver sql.RawBytes
 	for rows.Next() {
 		so := &storedOffer{}
-		if err := rows.Scan(&so.id, &region, &zone, &typ, &purchase, &so.price, &currency, &source, &so.facts.shape, &so.lastSeen); err != nil {
+		h := &so.facts.host
+		if err := rows.Scan(&so.id, &region, &zone, &typ, &purchase, &so.price, &currency, &source, &so.facts.shape, &so.lastSeen,
+			&h.Reliability, &h.MaxCUDA, &driver, &h.NetUpMbps, &h.NetDownMbps, &h.DiskGB, &h.Verification); err != nil {
 			return nil, s.dbError("read "+provider+" offers", err)
 		}
 		k := pricing.Key{Provider: provider, Region: str(region), Zone: str(zone), InstanceType: str(typ), Purchase: pricing.Purchase(str(purchase))}
-		so.region, so.facts.currency, so.facts.source = k.Region, str(currency), str(source)
+		so.region, so.facts.currency, so.facts.source, h.Driver = k.Region, str(currency), str(source), str(driver)
 		stored[k] = so
 	}
 	return stored, s.dbError("read "+provider+" offers", rows.Err())

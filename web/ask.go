@@ -94,6 +94,7 @@ var askGroups = []fieldGroup{
 		{Name: "gpu-model", Label: "GPU models", Kind: "text", List: "gpu-models", Help: "comma list"},
 		{Name: "purchase", Label: "Purchase", Kind: "select", Options: []string{"on-demand", "spot", "any"}, Default: "on-demand"},
 		{Name: "max-price", Label: "Max $/h", Kind: "number", Step: "any"},
+		{Name: "min-reliability", Label: "Min host reliability", Kind: "number", Step: "any", Help: "0-1; marketplace hosts"},
 		{Name: "max-gpus", Label: "Max GPUs", Kind: "number"},
 		{Name: "vendor", Label: "GPU vendor", Kind: "select", Options: []string{recommend.VendorNVIDIA, recommend.VendorAMD}, Default: recommend.VendorAny},
 		{Name: "rank", Label: "Rank by", Kind: "select", Options: []string{"job", "hourly"}, Default: "job", Help: "job: the cost of the work"},

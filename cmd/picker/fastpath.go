@@ -29,6 +29,11 @@ type gpuCounter interface {
 // shaped says whether the shape read was used.
 func recommendOffers(ctx context.Context, st offerStore, q store.Query, in recommend.RecommendInput) (offers []pricing.Offer, shaped bool, err error) {
 	ss, ok := st.(shapeStore)
+	if ok {
+		if ok, err = shapeReadCarriesHosts(ctx, st); err != nil { // hostfacts.go
+			return nil, false, err
+		}
+	}
 	if !ok {
 		offers, err = st.Offers(ctx, q)
 		return offers, false, err

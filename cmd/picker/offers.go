@@ -34,6 +34,7 @@ func (f *offerFilters) params(purchaseDefault string, withVRAM bool) []param {
 		{name: "region", kind: kindList, usage: "regions, comma list", set: list(&f.q.Regions)},
 		purchaseParam(&f.q.Purchase, purchaseDefault),
 		{name: "max-price", kind: kindFloat, usage: "highest price in USD per instance-hour", set: nonNegative("max-price", &f.q.MaxPriceUSDHr)},
+		{name: "min-reliability", kind: kindFloat, usage: "least host reliability, 0-1 (marketplace hosts state it; offers that state none pass)", set: reliabilityFloor(&f.q.MinReliability)},
 	}
 	if withVRAM {
 		ps = append(ps,

@@ -420,6 +420,7 @@ func offerTable(r *recommend.Recommendation, verbose bool, age func(recommend.Fi
 	withServe := has(func(f recommend.Fit) bool { return f.TTFTSec != nil })
 	multi := has(func(f recommend.Fit) bool { return f.Nodes > 1 })
 	nodes := func(f recommend.Fit) float64 { return float64(max(f.Nodes, 1)) }
+	hosts := has(func(f recommend.Fit) bool { return f.Host.Stated() })
 	// Each column: its header, whether this answer shows it, its cell.
 	cols := []struct {
 		header string
@@ -446,6 +447,10 @@ func offerTable(r *recommend.Recommendation, verbose bool, age func(recommend.Fi
 		{"HOURS", has(func(f recommend.Fit) bool { return f.EstHours != nil }), func(f recommend.Fit) string { return optFmt(f.EstHours, 2) }},
 		{"JOB $", r.RankedBy != recommend.RankedByJobCost && has(func(f recommend.Fit) bool { return f.EstCostUSD != nil }),
 			func(f recommend.Fit) string { return optUSD(f.EstCostUSD, "-") }},
+		// Host facts (marketplace hosts), with -v where any offer states them (hostfacts.go).
+		{"RELIABILITY", verbose && hosts, func(f recommend.Fit) string { return hostNum(f.Host.Reliability, 3) }},
+		{"MAX CUDA", verbose && hosts, func(f recommend.Fit) string { return hostNum(f.Host.MaxCUDA, 1) }},
+		{"NET MB/S", verbose && hosts, func(f recommend.Fit) string { return hostNet(f.Host) }},
 		{"FRONTIER", verbose && len(r.Frontier) > 0, func(f recommend.Fit) string {
 			if f.Frontier {
 				return "*"

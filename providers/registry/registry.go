@@ -21,11 +21,16 @@ import (
 	"github.com/pickergpu/picker/providers/fetchproc"
 	"github.com/pickergpu/picker/providers/fluidstack"
 	"github.com/pickergpu/picker/providers/gcp/gcpconf"
+	"github.com/pickergpu/picker/providers/hyperstack"
 	"github.com/pickergpu/picker/providers/lambda"
+	"github.com/pickergpu/picker/providers/oracle"
 	"github.com/pickergpu/picker/providers/primeintellect"
 	"github.com/pickergpu/picker/providers/runpod"
 	"github.com/pickergpu/picker/providers/shadeform"
 	"github.com/pickergpu/picker/providers/static"
+	"github.com/pickergpu/picker/providers/tensordock"
+	"github.com/pickergpu/picker/providers/vast"
+	"github.com/pickergpu/picker/providers/verda"
 )
 
 // All returns every adapter's descriptor, in the order `picker providers` lists them.
@@ -36,6 +41,11 @@ func All() []providers.Descriptor {
 		azure.Descriptor,
 		lambda.Descriptor,
 		runpod.Descriptor,
+		vast.Descriptor,
+		oracle.Descriptor,
+		tensordock.Descriptor,
+		verda.Descriptor,
+		hyperstack.Descriptor,
 		digitalocean.Descriptor,
 		cudo.Descriptor,
 		fluidstack.Descriptor,

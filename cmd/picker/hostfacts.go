@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// Host facts (pricing.Host, 0006_host_facts.sql): --min-reliability, and what the
+// recommend fast path does about them.
+
+// reliabilityFloor parses --min-reliability: a score from 0 to 1.
+func reliabilityFloor(dst *float64) func(string) error {
+	return func(v string) error {
+		f, err := parseFloat("min-reliability")(v)
+		if err != nil {
+			return err
+		}
+		if !(f >= 0 && f <= 1) {
+			return pricing.ParamErrorf(pricing.Invalid, "min-reliability", "--min-reliability %v: want a score from 0 to 1 (0.98, not 98)", f)
+		}
+		*dst = f
+		return nil
+	}
+}
+
+// hostFactsStore is a store that says whether any current offer states host facts
+// (store.HasHostFacts).
+type hostFactsStore interface {
+	HasHostFacts(ctx context.Context) (bool, error)
+}
+
+// shapeReadCarriesHosts reports whether recommend may read by shape: the shape read
+// carries no host facts (an offer's host is not part of its shape), so where some
+// current offer states them, recommend reads every matching offer and judges each host.
+func shapeReadCarriesHosts(ctx context.Context, st offerStore) (bool, error) {
+	hs, ok := st.(hostFactsStore)
+	if !ok {
+		return true, nil
+	}
+	has, err := hs.HasHostFacts(ctx)
+	return !has, err
+}
+
+// hostNum is a host fact for a table cell, "-" when the provider states none.
+func hostNum(v float64, prec int) string {
+	if v == 0 {
+		return "-"
+	}
+	return num(v, prec)
+}
+
+// hostNet is the host's internet speed, down/up in Mb/s, "-" when unstated.
+func hostNet(h pricing.Host) string {
+	if h.NetDownMbps == 0 && h.NetUpMbps == 0 {
+		return "-"
+	}
+	return hostNum(h.NetDownMbps, 0) + "/" + hostNum(h.NetUpMbps, 0)
+}

@@ -1,0 +1,77 @@
+package recommend
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pickergpu/picker/pricing"
+)
+
+// Host facts as fit facts (pricing.Host): a marketplace host whose NVIDIA driver
+// supports an older CUDA than the job's PyTorch wheel needs cannot run the job, whatever
+// its memory, and is excluded with ExclOldCUDA, counted in Recommendation.Excluded. An
+// offer that states no CUDA version (every cloud) is never excluded for it.
+
+// ExclOldCUDA: the host's driver supports an older CUDA than the job's stack needs.
+const ExclOldCUDA = "old-cuda"
+
+// The CUDA a job's stack needs of the host's driver. picker's stack is current PyTorch
+// (gpus.csv stack_source: the CUDA 12.6/12.8/12.9/13.0 wheels, 12.6 for sm_50-sm_70):
+//   - every current wheel is built with a CUDA 12.x toolkit, which runs on any driver of
+//     the CUDA 12 family through minor version compatibility (NVIDIA CUDA Compatibility
+//     guide, "Minor Version Compatibility": CUDA 12.x needs driver >= 525, i.e. a
+//     driver that reports CUDA 12.0); an 11.x driver runs none of them;
+//   - Blackwell (compute capability 10.0 and up) is in the wheels from CUDA 12.8 on, the
+//     first toolkit with sm_100/sm_120 (CUDA 12.8 release notes; PyTorch 2.7 added the
+//     cu128 wheels for it), and its cubins need a driver of that version.
+const (
+	minCUDAStack     = 12.0
+	minCUDABlackwell = 12.8
+	blackwellCC      = 10.0
+)
+
+// minCUDA is the CUDA version the host's driver must support to run the job's stack on
+// the GPU c; 0 when CUDA does not apply (an AMD GPU runs ROCm).
+func minCUDA(c *gpuCaps) float64 {
+	if !c.known {
+		return minCUDAStack
+	}
+	if !strings.EqualFold(c.spec.Vendor, "NVIDIA") {
+		return 0
+	}
+	if cc, err := strconv.ParseFloat(c.spec.ComputeCapability, 64); err == nil && cc >= blackwellCC {
+		return minCUDABlackwell
+	}
+	return minCUDAStack
+}
+
+// cudaTooOld reports whether o's host states a CUDA version older than the job's stack
+// needs on GPU c.
+func cudaTooOld(o *pricing.Offer, c *gpuCaps) bool {
+	return o.Host.MaxCUDA > 0 && o.Host.MaxCUDA < minCUDA(c)
+}
+
+// hostExclusions counts, per GPU model, the offers whose host's CUDA is too old
+// (Recommendation.Excluded, beside the stack's).
+func hostExclusions(in *RecommendInput, caps []*gpuCaps) []Exclusion {
+	var out []Exclusion
+	at := map[*gpuCaps]int{}
+	for i := range in.Offers {
+		c := caps[i]
+		if !cudaTooOld(&in.Offers[i], c) {
+			continue
+		}
+		k, ok := at[c]
+		if !ok {
+			k = len(out)
+			at[c] = k
+			out = append(out, Exclusion{GPUModel: in.Offers[i].GPUModel, Code: ExclOldCUDA,
+				Reason: fmt.Sprintf("host driver supports an older CUDA than the %g the job's PyTorch wheels need on %s", minCUDA(c), in.Offers[i].GPUModel)})
+		}
+		out[k].Offers++
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].GPUModel < out[b].GPUModel })
+	return out
+}
