@@ -90,6 +90,13 @@ func TimeModelFor(mod *model.Model, r *fit.Result) *TimeModel {
 	tm.OptStepBytes = optimizerStepBytes(r)
 	tm.OptCPUParams = optimizerCPUParams(r)
 	tm.GradAccum = float64(j.GradAccum)
+	if mod.Enc != nil && j.TargetTokens > 0 && j.IsTraining() && j.SeqLen > 0 {
+		// Encoder–decoder (--target-tokens): the encoder's layers run over the source, the
+		// decoder's over the target; throughput stays in source tokens.
+		le, ld := float64(mod.Enc.Layers), float64(mod.Dec.Layers)
+		s, t := float64(j.SeqLen), float64(j.TargetTokens)
+		tm.WorkScale = (le*s + ld*t) / ((le + ld) * s)
+	}
 	if j.IsTraining() {
 		tm.LastBucketBytes = lastBucketBytes(float64(mod.EmbedParams), tm.TrainableParams, tm.GradBytes)
 		if j.Task != fit.TaskFullFT {

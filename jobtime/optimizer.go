@@ -75,7 +75,7 @@ func optimizerStepBytes(r *fit.Result) float64 {
 		gradB = 4
 	}
 	gradShard := 1.0
-	if j.Shard == "zero2" || j.Shard == "zero3" || j.Shard == "fsdp" {
+	if j.Shard == "zero2" || j.Shard.ShardsParams() {
 		gradShard = shard
 	}
 	bytes := 2*r.Breakdown.Optimizer*fit.GiB + T*gradB/gradShard
@@ -115,7 +115,7 @@ func (m *TimeModel) exposedComm(n, link float64) float64 {
 	switch m.Shard {
 	case "tp":
 		return 0 // timed with the step
-	case "zero3", "fsdp":
+	case "zero3", "fsdp", "hsdp":
 		layer := (m.Params - m.QuantParams) / math.Max(m.Layers, 1) * m.ComputeBytes
 		return (n - 1) / n * 2 * layer / link
 	}

@@ -185,6 +185,10 @@ type TimeModel struct {
 	// GradAccum is the micro-batches per optimizer step (--grad-accum, resolved to the
 	// framework's default: fit.Job.GradAccum); 0 = 1.
 	GradAccum float64
+	// WorkScale is an encoder–decoder job's work per source token relative to running
+	// every layer over the source (--target-tokens: the decoder runs over the target);
+	// 0 = 1.
+	WorkScale float64
 
 	// Inference workload.
 	Engine       string  // "" = DefaultEngine
@@ -349,8 +353,12 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 	if m.Shard == "tp" && n > 1 {
 		tp = n
 	}
-	compute := tokens * flops / (peak * m.efficiency(g)) / tp
-	memory := tokens * actBytes / bw / tp
+	work := tokens // the tokens every layer's work is counted for
+	if m.WorkScale > 0 {
+		work *= m.WorkScale
+	}
+	compute := work * flops / (peak * m.efficiency(g)) / tp
+	memory := work * actBytes / bw / tp
 	step := compute + memory
 	bound := "compute"
 	if memory > compute {

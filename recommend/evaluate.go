@@ -358,6 +358,9 @@ func (e *evaluator) timeCluster(cd *cand, tm *jobtime.TimeModel, o *pricing.Offe
 	if e.job.IsTraining() {
 		g.Count = perNode * float64(nodes)
 		if ic, ok := LookupInterconnect(o.Provider, o.InstanceType); ok && perNode > 0 {
+			// Hybrid sharding (--shard hsdp) keeps its intra-node traffic on the node's own
+			// link (jobtime/hsdp.go); everything else sees the cluster's slowest path.
+			g.NodeGPUs, g.NodeLinkGBs = perNode, g.LinkGBs
 			g.LinkGBs = min(g.LinkGBs, ic.GbpsPerNode/8/perNode) // Gbit/s per node -> GB/s per GPU
 		}
 	}

@@ -133,11 +133,17 @@ func TestRecommendEstimateAsAsked(t *testing.T) {
 
 // PEFT's documented Llama-2-70B LoRA FSDP recipe (r=8 all-linear, fp32 base with bf16
 // mixed precision, batch 8, packing 2048, checkpointing, flash attention) fits 8x H100 80GB.
+// The guide's nvidia-smi view shows it at 90-98 % of each card (72-78 GiB), so it ran
+// without the 5 % margin the default headroom asks for: the memory model must not refuse
+// it (HeadroomPct 0), whatever margin a user then adds.
 func TestRecommendPEFT70BFSDPOnH100(t *testing.T) {
 	m := mustModel(t, "llama-2-70b")
 	job := fit.Job{Task: fit.TaskLoRA, Precision: "bf16-mixed", Batch: 8, SeqLen: 2048, GradCkpt: true, Attention: "flash",
 		LoRATargets: []string{"all-linear"}, GPUs: 8, Shard: "fsdp"}
-	rec := recommend(t, RecommendInput{Model: m, Job: job, PinGPUs: true, Offers: []pricing.Offer{offer("p", "8xh100", "H100", 8, 80, 30)}})
+	rec, err := Recommend(RecommendInput{Model: m, Job: job, PinGPUs: true, HeadroomPct: 0, Offers: []pricing.Offer{offer("p", "8xh100", "H100", 8, 80, 30)}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(rec.Offers) != 1 {
 		t.Fatalf("no fit: %s", rec.NearestMiss)
 	}
