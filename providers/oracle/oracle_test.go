@@ -180,3 +180,18 @@ func TestProgress(t *testing.T) {
 		t.Errorf("parts done %v", got)
 	}
 }
+
+// BenchmarkFetch is one refresh's fetch of the fixtures (shapes and two price-list
+// pages) from a local fake API (issue 29's refresh time per adapter).
+func BenchmarkFetch(b *testing.B) {
+	srv := providertest.Serve(b, newServer())
+	p, err := New(Config{Common: providers.Common{Endpoint: srv.URL}}, httpx.WithHTTPClient(srv.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := p.Fetch(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

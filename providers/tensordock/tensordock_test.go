@@ -145,3 +145,19 @@ func TestNew(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// BenchmarkFetch is one refresh's fetch of the fixtures from a local fake API (issue
+// 29's refresh time per adapter).
+func BenchmarkFetch(b *testing.B) {
+	b.Setenv(keyEnv, testKey)
+	srv := providertest.Serve(b, newServer())
+	p, err := New(Config{Common: providers.Common{Endpoint: srv.URL}, APIKeyEnv: keyEnv}, httpx.WithHTTPClient(srv.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := p.Fetch(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

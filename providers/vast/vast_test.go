@@ -293,3 +293,57 @@ func TestNew(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFetch is one refresh's fetch of the fixtures from a local fake API (issue 29's
+// refresh time per adapter).
+func BenchmarkFetch(b *testing.B) {
+	srv := providertest.Serve(b, newServer())
+	p, err := New(Config{Common: providers.Common{Endpoint: srv.URL}, APIKeyEnv: "PICKER_TEST_VAST_UNSET"}, httpx.WithHTTPClient(srv.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := p.Fetch(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFetch10k is a fetch of a full default search, DefaultLimit listings (the
+// fixture's first listing on 10,000 machines at spread prices), from a local fake API:
+// the marketplace-sized refresh.
+func BenchmarkFetch10k(b *testing.B) {
+	raw, err := os.ReadFile("testdata/bundles.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var a struct{ Offers []map[string]any }
+	if err := json.Unmarshal(raw, &a); err != nil {
+		b.Fatal(err)
+	}
+	listings := make([]map[string]any, DefaultLimit)
+	for i := range listings {
+		l := map[string]any{}
+		for k, v := range a.Offers[0] {
+			l[k] = v
+		}
+		l["id"], l["machine_id"] = 1_000_000+i, 100_000+i
+		l["dph_total"], l["dph_base"] = 0.2+float64(i)/1e4, 0.2+float64(i)/1e4-0.00001
+		listings[i] = l
+	}
+	body, _ := json.Marshal(map[string]any{"offers": listings})
+	s := newServer()
+	s.SetBody(route, string(body))
+	srv := providertest.Serve(b, s)
+	p, err := New(Config{Common: providers.Common{Endpoint: srv.URL}, APIKeyEnv: "PICKER_TEST_VAST_UNSET"}, httpx.WithHTTPClient(srv.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		snap, err := p.Fetch(context.Background())
+		if err != nil || len(snap.Offers) != 2*DefaultLimit {
+			b.Fatalf("%v, %d offers", err, len(snap.Offers))
+		}
+	}
+}

@@ -183,3 +183,20 @@ func TestProgress(t *testing.T) {
 	credentials(t)
 	providertest.FetchProgress(t, setup(t, newServer(), Config{}), "requests", 5)
 }
+
+// BenchmarkFetch is one refresh's fetch of the fixtures (token, types, locations, two
+// availability lists) from a local fake API (issue 29's refresh time per adapter).
+func BenchmarkFetch(b *testing.B) {
+	b.Setenv(idEnv, testID)
+	b.Setenv(secretEnv, testKey)
+	srv := providertest.Serve(b, newServer())
+	p, err := New(Config{Common: providers.Common{Endpoint: srv.URL}, ClientIDEnv: idEnv, ClientSecretEnv: secretEnv}, httpx.WithHTTPClient(srv.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := p.Fetch(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
