@@ -53,7 +53,7 @@ func Descriptor(newProvider func(cfg any) (providers.Provider, error)) providers
 		Options: []providers.Option{
 			{Key: "pricing_region", Help: "region of the Price List Query API endpoint: us-east-1, ap-south-1 or eu-central-1", Default: "us-east-1"},
 		},
-		Needs:  providers.Needs{Kind: providers.NeedsAccount, Where: "the AWS credential chain: env, profile, SSO, instance role"},
+		Needs:  providers.Needs{Kind: providers.NeedsAccount, Where: "AWS credential chain"},
 		Config: Config{},
 		New:    newProvider,
 	}

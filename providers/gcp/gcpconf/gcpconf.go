@@ -52,7 +52,7 @@ func Descriptor(newProvider func(cfg any) (providers.Provider, error)) providers
 			{Key: "project", Help: "Google Cloud project used to list machine and accelerator types (required)"},
 			{Key: "api_key_env", Help: "environment variable holding a Cloud Billing API key; when it is empty, Application Default Credentials are used", Default: DefaultAPIKeyEnv},
 		},
-		Needs:  providers.Needs{Kind: providers.NeedsAccount, Where: "Application Default Credentials and a project; Cloud Billing by an API key in $" + DefaultAPIKeyEnv + " or the same credentials"},
+		Needs:  providers.Needs{Kind: providers.NeedsAccount, Where: "Application Default Credentials, a project"},
 		Config: Config{},
 		New:    newProvider,
 	}
