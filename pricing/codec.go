@@ -14,7 +14,8 @@ import (
 //
 // AppendOffers writes the count (uvarint), then per offer every field of Offer in order:
 // strings as uvarint length and bytes, numbers as IEEE 754 bits (little endian),
-// ObservedAt in time.Time's binary form, Source, and Available as one byte.
+// ObservedAt in time.Time's binary form, Source, Available as one byte, and the Host
+// facts (numbers and strings as above, in Host's field order).
 // TestOfferCodecCoversEveryField fails when Offer gains a field the layout does not carry.
 func AppendOffers(b []byte, offers []Offer) []byte {
 	b = binary.AppendUvarint(b, uint64(len(offers)))
@@ -38,7 +39,16 @@ func appendOffer(b []byte, o *Offer) []byte {
 	t, _ := o.ObservedAt.AppendBinary(tb[:0]) // fails only for a zone offset that is not whole minutes
 	b = append(binary.AppendUvarint(b, uint64(len(t))), t...)
 	b = appendString(b, o.Source)
-	return append(b, byte(o.Available))
+	b = append(b, byte(o.Available))
+	h := &o.Host
+	for _, f := range []float64{h.Reliability, h.MaxCUDA} {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+	}
+	b = appendString(b, h.Driver)
+	for _, f := range []float64{h.NetUpMbps, h.NetDownMbps, h.DiskGB} {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+	}
+	return appendString(b, h.Verification)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -81,6 +91,9 @@ func (od *OfferDecoder) Decode(p []byte) ([]Offer, error) {
 		if o.Available = Availability(d.byte()); d.err == nil && o.Available > SoldOut {
 			d.err = fmt.Errorf("availability %d", o.Available)
 		}
+		h := &o.Host
+		h.Reliability, h.MaxCUDA, h.Driver = d.float(), d.float(), d.str()
+		h.NetUpMbps, h.NetDownMbps, h.DiskGB, h.Verification = d.float(), d.float(), d.float(), d.str()
 		if d.err != nil {
 			return nil, fmt.Errorf("offer %d: %w", i, d.err)
 		}

@@ -469,23 +469,31 @@ func TestMainBadInvocation(t *testing.T) {
 // here rather than vanishing between picker-fetch and picker.
 func TestOfferCodecCoversEveryField(t *testing.T) {
 	var o pricing.Offer
-	v := reflect.ValueOf(&o).Elem()
-	for i := range v.NumField() {
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(fmt.Sprintf("value of %s", v.Type().Field(i).Name))
-		case reflect.Float64:
-			f.SetFloat(float64(i) + 0.25)
-		case reflect.Int8: // pricing.Availability: the last of its values, not the zero one
-			f.SetInt(int64(pricing.SoldOut))
-		default:
-			if f.Type() != reflect.TypeFor[time.Time]() {
-				t.Fatalf("Offer.%s has type %s, which the codec does not know", v.Type().Field(i).Name, f.Type())
+	n := 0
+	// fill sets every field of v (a struct: Offer, and Offer.Host within it) to a value
+	// of its own, so a field the codec drops or swaps shows as a difference.
+	var fill func(v reflect.Value, path string)
+	fill = func(v reflect.Value, path string) {
+		for i := range v.NumField() {
+			f, name := v.Field(i), path+v.Type().Field(i).Name
+			n++
+			switch {
+			case f.Kind() == reflect.String:
+				f.SetString(fmt.Sprintf("value of %s", name))
+			case f.Kind() == reflect.Float64:
+				f.SetFloat(float64(n) + 0.25)
+			case f.Kind() == reflect.Int8: // pricing.Availability: the last of its values, not the zero one
+				f.SetInt(int64(pricing.SoldOut))
+			case f.Type() == reflect.TypeFor[time.Time]():
+				f.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)))
+			case f.Kind() == reflect.Struct:
+				fill(f, name+".")
+			default:
+				t.Fatalf("Offer.%s has type %s, which the codec does not know", name, f.Type())
 			}
-			f.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)))
 		}
 	}
+	fill(reflect.ValueOf(&o).Elem(), "")
 	var buf bytes.Buffer
 	parts := [][]pricing.Offer{{o, o}, {}, {o}}
 	fw := newFrameWriter(&buf)
