@@ -317,9 +317,9 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.VAETiling, err = boolFlag("vae-tiling", v); return }},
 	{"engine", "inference engine whose memory budget, kernels, speed and launch line are modelled: vllm, sglang, trt-llm, llama.cpp or hf (estimate: default hf, transformers generate; recommend: default vllm)", "", false, "",
 		func(j *Job, v string) (err error) { j.Engine, err = parseEnum("engine", v, Engines); return }},
-	{"prompt-tokens", "inference: prompt tokens per request (with --output-tokens it fixes --seq-len)", "", false, "int",
+	{"prompt-tokens", "inference: prompt tokens per request (with --output-tokens it fixes --seq-len; rounded up)", "", false, "float",
 		func(j *Job, v string) (err error) { j.PromptTokens, err = tokensFlag("prompt-tokens", v); return }},
-	{"output-tokens", "inference: generated tokens per request", "", false, "int",
+	{"output-tokens", "inference: generated tokens per request (rounded up)", "", false, "float",
 		func(j *Job, v string) (err error) { j.OutputTokens, err = tokensFlag("output-tokens", v); return }},
 	{"gpu-memory-utilization", "vllm/sglang/trt-llm: the engine's memory fraction, 0-1 (default vllm 0.9, sglang 0.88-0.81 by tensor-parallel size, trt-llm 0.9 of the free memory)", "", false, "float",
 		func(j *Job, v string) (err error) {
@@ -327,7 +327,7 @@ var JobParams = []JobParam{
 			return
 		}},
 	{"max-model-len", "the context the engine reserves per sequence (vllm --max-model-len, sglang --context-length, trt-llm --max_seq_len, llama.cpp -c; default the model's context, llama.cpp 4096)", "", false, "int",
-		func(j *Job, v string) (err error) { j.MaxModelLen, err = intFlag("max-model-len", v, 16); return }},
+		func(j *Job, v string) (err error) { j.MaxModelLen, err = intFlag("max-model-len", v, 1); return }},
 }
 
 // tokensFlag reads a per-request token count: a non-negative number, rounded up.
