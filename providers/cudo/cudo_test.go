@@ -237,9 +237,7 @@ func TestErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			os.Unsetenv(keyEnv)
 			_, err := setup(t, &cudoServer{types: tt.types}, Config{Common: providers.Common{Regions: tt.regions}}).Fetch(context.Background())
-			if err == nil || !strings.Contains(err.Error(), tt.want) || pricing.ErrorCode(err) != pricing.Unavailable {
-				t.Errorf("error %v (%q)\nwant it to contain %q, coded unavailable", err, pricing.ErrorCode(err), tt.want)
-			}
+			providertest.WantError(t, err, tt.want, pricing.Unavailable)
 		})
 	}
 }

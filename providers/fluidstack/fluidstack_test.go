@@ -168,18 +168,7 @@ func TestErrors(t *testing.T) {
 				s = &fsServer{}
 			}
 			_, err := setup(t, s, Config{}).Fetch(context.Background())
-			if err == nil {
-				t.Fatal("Fetch succeeded; want an error")
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q\nwant it to contain %q", err, tt.want)
-			}
-			if strings.Contains(err.Error(), testKey) {
-				t.Errorf("error %q leaks the key", err)
-			}
-			if c := pricing.ErrorCode(err); c != tt.code {
-				t.Errorf("code %q, want %q", c, tt.code)
-			}
+			providertest.WantError(t, err, tt.want, tt.code, testKey)
 			if got := s.requests.Load(); got != tt.requests {
 				t.Errorf("requests = %d, want %d", got, tt.requests)
 			}

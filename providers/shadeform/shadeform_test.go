@@ -130,9 +130,7 @@ func TestErrors(t *testing.T) {
 				s.SetBody(route, tt.body)
 			}
 			_, err := setup(t, s, Config{}).Fetch(context.Background())
-			if err == nil || !strings.Contains(err.Error(), tt.want) || pricing.ErrorCode(err) != tt.code || strings.Contains(err.Error(), testKey) {
-				t.Errorf("error %v (%q)\nwant it to contain %q, coded %q", err, pricing.ErrorCode(err), tt.want, tt.code)
-			}
+			providertest.WantError(t, err, tt.want, tt.code, testKey)
 		})
 	}
 }
