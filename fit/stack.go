@@ -226,7 +226,7 @@ func stackNotes(m *model.Model, r *resolved) []string {
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	add("stack: PyTorch >= 2.1 (foreach AdamW by default on CUDA; the pre-2.0 for-loop step held one parameter's temporaries), transformers >= 4.46 (ForCausalLMLoss upcasts the logits to fp32), PEFT >= 0.12 (adapters in fp32)")
 	if r.quantB > 0 && (r.Quant == "nf4" || r.Quant == "fp4") {
-		add("bitsandbytes >= 0.43.2: a 4-bit layer saves its input for backward only while its gradient is pending (bitsandbytes < 0.43.2 kept every 4-bit layer's input past backward, far more memory); each 4-bit matmul dequantizes its weight to 16 bits")
+		add("bitsandbytes >= 0.43.2: a 4-bit layer saves its input for backward only while its gradient is pending (bitsandbytes < 0.43.2 kept every 4-bit layer's input past backward, far more memory); each 4-bit matmul dequantizes its weight to 16 bits (the largest copy, %.2f GiB, in workspace)", dequantTransient(m, r)/GiB)
 	}
 	if keep := keepFP32Params(m, r); keep > 0 {
 		add("%s keeps its feed-forward output projection wo in fp32 and unquantized (_keep_in_fp32_modules = [\"wo\"]): %.2f GiB of linear weights at 4 bytes", m.Architecture, keep*4/GiB)
@@ -236,7 +236,7 @@ func stackNotes(m *model.Model, r *resolved) []string {
 		add("DeepSpeed ZeRO-%s defaults (DeepSpeed >= 0.6, deepspeed/runtime/zero/config.py): reduce_bucket_size 5e8 elements (%.2f GiB in 16 bits)%s; a Trainer config with \"auto\" sets hidden_size² instead",
 			r.Shard[len(r.Shard)-1:], dsReduceBucketElems*r.b/GiB, map[bool]string{true: ", stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters 1e9", false: ""}[r.Shard == "zero3"])
 	case r.Shard == "fsdp":
-		add("PyTorch FSDP (FSDP1 FullyShardedDataParallel or FSDP2 fully_shard, torch >= 2.4): FULL_SHARD over %d GPUs, BACKWARD_PRE prefetch (the current and the next layer gathered, the current layer's unsharded gradient being reduce-scattered), limit_all_gathers=True", r.shardDegree())
+		add("PyTorch FSDP (FSDP1 FullyShardedDataParallel or FSDP2 fully_shard, torch >= 2.4): FULL_SHARD over %d GPUs, BACKWARD_PRE prefetch (the current and the next layer gathered, the current layer's unsharded gradient being reduce-scattered), limit_all_gathers=True; the root unit (embedding, LM head: %.2f GiB) stays gathered from the forward through the backward", r.shardDegree(), rootUnitBytes(m, r)/GiB)
 	case r.Shard == "hsdp":
 		add("PyTorch FSDP HYBRID_SHARD (FSDP2: fully_shard on a 2-D mesh): parameters, gradients and optimizer states sharded over the %d GPUs of a node, replicated across %d nodes (gradients all-reduced between replicas)", r.GPUs, max(r.Nodes, 1))
 	}
