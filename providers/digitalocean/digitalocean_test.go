@@ -217,17 +217,8 @@ func TestProgressPages(t *testing.T) {
 }
 
 func TestDescriptor(t *testing.T) {
-	if Descriptor.Name != Name || Descriptor.Needs.Kind != providers.NeedsKey || Descriptor.Needs.KeyEnv != DefaultAPIKeyEnv {
-		t.Errorf("Descriptor = %+v", Descriptor)
-	}
-	for _, cfg := range []any{Config{}, &Config{}} {
-		if _, err := Descriptor.New(cfg); err != nil {
-			t.Errorf("Descriptor.New(%T): %v", cfg, err)
-		}
-	}
-	if _, err := New(Config{Common: providers.Common{Endpoint: "ftp://x"}}); pricing.ErrorCode(err) != pricing.Invalid {
-		t.Errorf("New with an ftp endpoint: %v, want an invalid-config error", err)
-	}
+	providertest.CheckDescriptor(t, Descriptor, Name, providers.Needs{Kind: providers.NeedsKey, KeyEnv: DefaultAPIKeyEnv, Where: "DigitalOcean control panel, API, Tokens (read scope)"},
+		Config{}, Config{Common: providers.Common{Endpoint: "ftp://x"}})
 }
 
 // BenchmarkFetch is one refresh's fetch of the fixtures (two pages) from a local fake
@@ -239,9 +230,5 @@ func BenchmarkFetch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		if _, err := p.Fetch(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	}
+	providertest.BenchFetch(b, p)
 }

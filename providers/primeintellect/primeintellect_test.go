@@ -204,14 +204,8 @@ func TestProgressPages(t *testing.T) {
 }
 
 func TestDescriptor(t *testing.T) {
-	if Descriptor.Name != Name || Descriptor.Needs.Kind != providers.NeedsKey || Descriptor.Needs.KeyEnv != DefaultAPIKeyEnv {
-		t.Errorf("Descriptor = %+v", Descriptor)
-	}
-	for _, cfg := range []any{Config{}, &Config{}} {
-		if _, err := Descriptor.New(cfg); err != nil {
-			t.Errorf("Descriptor.New(%T): %v", cfg, err)
-		}
-	}
+	providertest.CheckDescriptor(t, Descriptor, Name, providers.Needs{Kind: providers.NeedsKey, KeyEnv: DefaultAPIKeyEnv, Where: "Prime Intellect dashboard, API keys (Availability: Read)"},
+		Config{}, Config{Common: providers.Common{Endpoint: "ftp://x"}})
 }
 
 // BenchmarkFetch is one refresh's fetch of the fixtures, one offer a page (two pages),
@@ -223,9 +217,5 @@ func BenchmarkFetch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		if _, err := p.Fetch(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	}
+	providertest.BenchFetch(b, p)
 }
