@@ -52,8 +52,11 @@ func checkOwnership(ctx context.Context, path string, st fileState) error {
 	uri := "file:" + path + "?mode=ro&_pragma=busy_timeout(5000)"
 	if st.readOnly {
 		// mode=ro alone cannot read a WAL-mode file whose directory cannot hold its
-		// -shm file ("attempt to write a readonly database"); nobody here can write it.
-		uri += "&immutable=1"
+		// -shm file ("attempt to write a readonly database"): readOnlyDSN says how.
+		var err error
+		if uri, err = readOnlyDSN(path); err != nil {
+			return err
+		}
 	}
 	db, err := sql.Open("sqlite", uri)
 	if err != nil {

@@ -147,9 +147,13 @@ func (s *Store) init(ctx context.Context) error {
 
 // openReadOnly opens a database this process cannot write: no WAL switch, no
 // migrations, no seeding; reads work when its schema is one this picker knows.
-// immutable=1 lets SQLite read a WAL-mode file without creating its -shm file.
+// readOnlyDSN picks the mode: the WAL through an existing -shm, else immutable.
 func openReadOnly(ctx context.Context, path string) (*Store, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1&_pragma=busy_timeout(5000)")
+	dsn, err := readOnlyDSN(path) // readonly.go: the WAL is read whenever a writer may hold commits in it
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, openError(path, err)
 	}

@@ -414,9 +414,10 @@ func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, status, "compare", "Compare offers", p)
 }
 
-// compareCSV writes every offer the Compare page selects (all pages, in its order, one
-// row per offer and place whatever the page's grouping, prices per hour) with the export
-// columns: the same writer as `picker export --format csv`.
+// compareCSV writes the offers the Compare page selects (in its order, one row per offer
+// and place whatever the page's grouping, prices per hour), at most maxCSVRows a file
+// (?page=N for the rest, linked rel="next"), with the export columns: the same writer as
+// `picker export --format csv`.
 func (s *server) compareCSV(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 45*time.Second)
 	defer cancel()
@@ -427,11 +428,8 @@ func (s *server) compareCSV(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
-	offers := make([]pricing.Offer, len(v.all))
-	for i, o := range v.all {
-		offers[i] = *o
-	}
 	h := w.Header()
+	offers := csvPage(h, r, v.all, v.page) // at most maxCSVRows (csvpage.go)
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", `attachment; filename="picker-offers.csv"`)
 	h.Set("Cache-Control", "no-store")

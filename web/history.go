@@ -57,7 +57,11 @@ type historyPage struct {
 	// PurchaseError marks the purchase field.
 	PurchaseError bool
 	// Seeded: some row's price starts at the snapshot's date (the table says so).
-	Seeded    bool
+	Seeded bool
+	// Limited: the store holds more intervals than maxHistoryIntervals; the newest are
+	// shown (historybound.go).
+	Limited   bool
+	Limit     int
 	Chart     *chart
 	Rows      []historyRow
 	Unit      string
@@ -87,7 +91,8 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 				p.Title += " (" + p.Zone + ")"
 			}
 		}
-		pts, err := s.b.History(ctx, store.HistoryQuery{Provider: p.Provider, InstanceType: p.Instance, Region: p.Region})
+		pts, err := s.b.History(ctx, boundedHistory(store.HistoryQuery{Provider: p.Provider, InstanceType: p.Instance, Region: p.Region}))
+		pts, p.Limited = trimHistory(pts)
 		if err == nil && zoneGiven {
 			// The store reads an empty zone as "any"; a link from a table names the
 			// offer's exact zone, empty included.
@@ -122,7 +127,8 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 			}
 			hq.Purchase, p.Purchase = pu, string(pu)
 		}
-		pts, err := s.b.History(ctx, hq)
+		pts, err := s.b.History(ctx, boundedHistory(hq))
+		pts, p.Limited = trimHistory(pts)
 		if err != nil {
 			status = statusOf(err)
 			s.logFailure(r, status, err)
@@ -137,6 +143,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusBadRequest
 		p.Error = "an offer's history needs both a provider and an instance type"
 	}
+	p.Limit = maxHistoryIntervals
 	s.render(w, r, status, "history", title, p)
 }
 
@@ -246,16 +253,13 @@ func modelChart(pts []store.PricePoint, now time.Time) (*chart, []historyRow) {
 		times = slices.Compact(times)
 		prev := -1.0
 		var open *historyRow
-		for _, t := range times {
+		cheapestAt := cheapestOver(sp, times) // historybound.go
+		for ti, t := range times {
 			best := -1.0
 			var cheapest store.PricePoint
-			for _, pt := range sp {
-				if pt.ValidFrom.Unix() > t || (pt.ValidTo != nil && pt.ValidTo.Unix() <= t) {
-					continue
-				}
-				if per := pt.PriceUSDHr / pt.GPUCount; best < 0 || per < best {
-					best, cheapest = per, pt
-				}
+			if i := cheapestAt[ti]; i >= 0 {
+				cheapest = sp[i]
+				best = cheapest.PriceUSDHr / cheapest.GPUCount
 			}
 			if best == prev {
 				continue

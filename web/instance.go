@@ -112,7 +112,8 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 	p.PeriodURL = pageURL(instanceURL(p.Provider, p.InstanceType), flip)
 	p.HistoryURL = "/history?" + url.Values{"provider": {p.Provider}, "instance-type": {p.InstanceType}}.Encode() // as the store spells them
 	p.CompareURL = pageURL("/offers", url.Values{"provider": {p.Provider}, "q": {p.InstanceType}, "by-region": {"true"}})
-	if pts, herr := s.b.History(ctx, store.HistoryQuery{Provider: p.Provider, InstanceType: p.InstanceType}); herr == nil {
+	if pts, herr := s.b.History(ctx, boundedHistory(store.HistoryQuery{Provider: p.Provider, InstanceType: p.InstanceType})); herr == nil {
+		pts, _ = trimHistory(pts)
 		p.Chart, p.Cheapest = instanceChart(pts, s.o.Now())
 	} else if statusOf(herr) >= 500 {
 		s.logFailure(r, statusOf(herr), herr)

@@ -73,7 +73,9 @@ type app struct {
 	st  *store.Store
 	// recMemo (the daemon's) keeps recommendations until the offers change.
 	recMemo *recommendMemo
-	red     *redact.Redactor
+	// provCache keeps the provider rows until the data changes (provcache.go).
+	provCache provCache
+	red       *redact.Redactor
 	// The daemon's health state (/healthz) and Hub gate (API model lookups).
 	lastProbe atomic.Pointer[probeResult]
 	probing   atomic.Bool

@@ -49,7 +49,7 @@ func (b webBackend) History(ctx context.Context, q store.HistoryQuery) ([]store.
 }
 
 func (b webBackend) Providers(ctx context.Context) ([]web.Provider, error) {
-	rows, err := b.a.providerRows(ctx)
+	rows, err := b.a.cachedProviderRows(ctx) // provcache.go
 	if err != nil {
 		return nil, err
 	}
