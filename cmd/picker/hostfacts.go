@@ -57,3 +57,18 @@ func hostNet(h pricing.Host) string {
 	}
 	return hostNum(h.NetDownMbps, 0) + "/" + hostNum(h.NetUpMbps, 0)
 }
+
+// hostHeaders are the host-fact columns `picker offers -v` adds when an offer states
+// host facts; hostCells fills them.
+var hostHeaders = []string{"RELIABILITY", "MAX CUDA", "DRIVER", "NET MB/S", "DISK GB", "VERIFIED"}
+
+func hostCells(h pricing.Host) []string {
+	driver, verified := h.Driver, h.Verification
+	if driver == "" {
+		driver = "-"
+	}
+	if verified == "" {
+		verified = "-"
+	}
+	return []string{hostNum(h.Reliability, 3), hostNum(h.MaxCUDA, 1), driver, hostNet(h), hostNum(h.DiskGB, 0), verified}
+}

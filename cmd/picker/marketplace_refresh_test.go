@@ -240,4 +240,13 @@ func TestRecommendHostFacts(t *testing.T) {
 			t.Errorf("recommend -v lacks %q:\n%s", want, v.stdout)
 		}
 	}
+	ov := runCLI(t, db, false, "offers", "--provider", "vast", "-v")
+	for _, want := range []string{"RELIABILITY", "DRIVER", "VERIFIED", "520.61.05", "unverified", "7000"} {
+		if !strings.Contains(ov.stdout, want) {
+			t.Errorf("offers -v lacks %q:\n%s", want, ov.stdout)
+		}
+	}
+	if plain := runCLI(t, db, false, "offers", "--provider", "vast"); strings.Contains(plain.stdout, "RELIABILITY") {
+		t.Errorf("offers without -v shows host facts:\n%s", plain.stdout)
+	}
 }

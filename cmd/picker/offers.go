@@ -316,14 +316,22 @@ func writeOffers(s *IOStreams, offers []pricing.Offer) error {
 		return nil
 	}
 	t := &table{headers: []string{"PROVIDER", "REGION", "INSTANCE", "GPU", "GPUS", "GiB/GPU", "VCPUS", "RAM GiB", "PURCHASE", "$/HR", "$/GPU-HR", "AGE", "SOURCE"}}
+	hosts := s.Verbose && slices.ContainsFunc(offers, func(o pricing.Offer) bool { return o.Host.Stated() })
+	if hosts {
+		t.headers = append(t.headers, hostHeaders...) // hostfacts.go
+	}
 	now := s.Now()
 	for _, o := range offers {
 		region := o.Region
 		if o.Zone != "" {
 			region += " (" + o.Zone + ")"
 		}
-		t.add(o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.GPUMemGiB, 1), num(o.VCPUs, 1), num(o.RAMGiB, 1), string(o.Purchase),
-			usd(o.PriceUSDHr), usd(o.PricePerGPU()), formatAge(now.Sub(o.ObservedAt)), o.Source)
+		cells := []string{o.Provider, region, o.InstanceType, o.GPUModel, num(o.GPUCount, 3), num(o.GPUMemGiB, 1), num(o.VCPUs, 1), num(o.RAMGiB, 1), string(o.Purchase),
+			usd(o.PriceUSDHr), usd(o.PricePerGPU()), formatAge(now.Sub(o.ObservedAt)), o.Source}
+		if hosts {
+			cells = append(cells, hostCells(o.Host)...)
+		}
+		t.add(cells...)
 	}
 	if err := t.write(w, s.TTY); err != nil {
 		return err
