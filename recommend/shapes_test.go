@@ -171,7 +171,9 @@ func storeOrder(offers []pricing.Offer) {
 // readInRounds reads as store.ReadShapes does: ShapePlan.Needs over the cheapest offers, then
 // again with the further offers it asked for, until it asks no more; a shape with fewer
 // offers within the bound than asked is not asked again.
-func readInRounds(in RecommendInput, cheapest []pricing.Offer, byShape map[pricing.Shape][]pricing.Offer) ([]pricing.Offer, error) {
+// groups holds every offer of each group (shape or fit-fact set) in store order, group
+// names an offer's.
+func readInRounds(in RecommendInput, cheapest []pricing.Offer, groups map[string][]pricing.Offer, group func(pricing.Offer) string) ([]pricing.Offer, error) {
 	more := make([][]pricing.Offer, len(cheapest))
 	done := make([]bool, len(cheapest))
 	plan := NewShapePlan(in)
@@ -191,7 +193,7 @@ func readInRounds(in RecommendInput, cheapest []pricing.Offer, byShape map[prici
 			}
 			asked = true
 			var got []pricing.Offer
-			for k, o := range byShape[cheapest[i].Shape()] {
+			for k, o := range groups[group(cheapest[i])] {
 				if k > 0 && k < n.Limit && o.PriceUSDHr <= n.MaxPriceUSDHr {
 					got = append(got, o)
 				}
@@ -215,23 +217,32 @@ func readInRounds(in RecommendInput, cheapest []pricing.Offer, byShape map[prici
 // offer, on randomized catalogues and jobs; and it asks for far fewer offers.
 func TestShapePlanAnswersAsFullScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
+	planAnswersAsFullScan(t, r, 60, func() []pricing.Offer { return randomOffers(r, 50+r.IntN(600), 3+r.IntN(60)) },
+		func(o pricing.Offer) string { return fmt.Sprint(o.Shape()) })
+}
+
+// planAnswersAsFullScan checks ShapePlan over rounds catalogues from gen, its groups
+// named by group (an offer's shape, or its fit-fact set).
+func planAnswersAsFullScan(t *testing.T, r *rand.Rand, rounds int, gen func() []pricing.Offer, group func(pricing.Offer) string) {
+	t.Helper()
 	var read, total int
-	for round := range 60 {
-		offers := randomOffers(r, 50+r.IntN(600), 3+r.IntN(60))
+	for round := range rounds {
+		offers := gen()
 		storeOrder(offers)
-		byShape := map[pricing.Shape][]pricing.Offer{}
+		groups := map[string][]pricing.Offer{}
 		var cheapest []pricing.Offer
 		for _, o := range offers {
-			if len(byShape[o.Shape()]) == 0 {
+			g := group(o)
+			if len(groups[g]) == 0 {
 				cheapest = append(cheapest, o)
 			}
-			byShape[o.Shape()] = append(byShape[o.Shape()], o)
+			groups[g] = append(groups[g], o)
 		}
 		for _, in := range randomInputs(t, r, 8) {
 			in.Offers = offers
 			want, werr := Recommend(in)
 			in.Offers = cheapest
-			sub, err := readInRounds(in, cheapest, byShape)
+			sub, err := readInRounds(in, cheapest, groups, group)
 			if (err == nil) != (werr == nil) {
 				t.Fatalf("round %d %s: ShapePlan error %v, Recommend error %v", round, describe(in), err, werr)
 			}

@@ -345,3 +345,44 @@ func BenchmarkReadShapes(b *testing.B) {
 		})
 	}
 }
+
+// marketOffers is a marketplace of n offers: every offer its own host (instance type), so
+// its own shape, over a few hundred fit-fact sets (GPU model, count, RAM size).
+func marketOffers(n int) []pricing.Offer {
+	gpus := pricing.GPUs()
+	out := make([]pricing.Offer, n)
+	for i := range out {
+		g := gpus[(i*7)%len(gpus)]
+		c := []float64{1, 1, 2, 4, 8}[(i/3)%5]
+		out[i] = pricing.Offer{Provider: "vast", Region: fmt.Sprintf("loc-%02d", (i*13)%40), InstanceType: fmt.Sprintf("%gx_%s_m%d", c, g.Model, i),
+			GPUModel: g.Model, GPUCount: c, GPUMemGiB: g.MemGB, VCPUs: float64(4 + i%29), RAMGiB: float64(int(64) << ((i / 11) % 4)),
+			Purchase: []pricing.Purchase{pricing.OnDemand, pricing.Spot}[i%2], PriceUSDHr: 0.1 + float64((i*7919)%1000)/500*c,
+			Currency: "USD", Source: pricing.SourceAPI}
+	}
+	return out
+}
+
+// BenchmarkWriteMarket30k: a 30k-offer marketplace refresh with 10 % of prices changed
+// (issue 29's target: under 5 s), over a database that holds the marketplace already.
+func BenchmarkWriteMarket30k(b *testing.B) {
+	ctx := context.Background()
+	s := openTest(b)
+	next := marketOffers(30_000)
+	if _, err := s.WriteSnapshot(ctx, "vast", WriteInput{Offers: next}); err != nil {
+		b.Fatal(err)
+	}
+	round := 0
+	for b.Loop() {
+		round++
+		for i := round % 10; i < len(next); i += 10 {
+			next[i].PriceUSDHr *= 1.01
+		}
+		r, err := s.WriteSnapshot(ctx, "vast", WriteInput{Offers: next})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Changed != 3000 {
+			b.Fatalf("changed %d, want 3000", r.Changed)
+		}
+	}
+}

@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -72,8 +72,21 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 			return nil, s.dbError("data version", err)
 		}
 	}
+	// By fit-fact set when the sets are ready (facts.go), else by shape: both group
+	// offers that the recommender judges alike.
+	ready, err := cached(s, version, "facts-ready", func() ([]bool, error) {
+		ok, err := factsReady(ctx, conn)
+		return []bool{ok}, s.dbError("read shapes", err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	g := byShape
+	if ready[0] {
+		g = byFacts
+	}
 	qk := queryKey(q)
-	cheap, err := cached(s, version, "shapes|"+qk, func() ([]shapeOffer, error) { return s.cheapestPerShape(ctx, conn, q) })
+	cheap, err := cached(s, version, g.table+"|"+qk, func() ([]shapeOffer, error) { return s.cheapestPerGroup(ctx, conn, q, g) })
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +103,11 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 			asks[k] = shapeAsk{shape: cheap[i].shape, limit: limits[k], maxPrice: bounds[k], after: after[k]}
 		}
 		var key strings.Builder
-		key.WriteString("shapes+|" + qk)
+		key.WriteString(g.table + "+|" + qk)
 		for _, a := range asks {
-			key.WriteString("|" + fmtKey(a.shape, a.limit, a.maxPrice) + "|" + strconv.FormatFloat(a.after.PriceUSDHr, 'g', -1, 64) + "|" + a.after.Region + "|" + a.after.Zone)
+			key.WriteString("|" + fmtKey(a.shape, a.limit, a.maxPrice) + "|" + strconv.FormatFloat(a.after.PriceUSDHr, 'g', -1, 64) + "|" + a.after.Region + "|" + a.after.Zone + "|" + a.after.InstanceType)
 		}
-		got, err := cached(s, version, key.String(), func() ([]shapeOffer, error) { return s.moreShapeOffers(ctx, conn, q, asks) })
+		got, err := cached(s, version, key.String(), func() ([]shapeOffer, error) { return s.moreShapeOffers(ctx, conn, q, asks, g) })
 		if err != nil {
 			return nil, err
 		}
@@ -157,13 +170,28 @@ func planRounds(reps []pricing.Offer, plan ShapePlanner, read func(asked, limits
 			more[i] = append(more[i], got[k]...)
 		}
 	}
-	out := reps
+	n := len(reps)
 	for _, m := range more {
-		out = append(out, m...)
+		n += len(m)
 	}
-	if len(out) > len(reps) {
-		out = slices.Clone(out)
-		slices.SortFunc(out, storeOrder)
+	if n == len(reps) {
+		return reps, nil
+	}
+	// Sorted by pointer: an Offer is a few hundred bytes, and a marketplace read sorts
+	// a few thousand of them.
+	ptrs := make([]*pricing.Offer, 0, n)
+	for i := range reps {
+		ptrs = append(ptrs, &reps[i])
+	}
+	for _, m := range more {
+		for i := range m {
+			ptrs = append(ptrs, &m[i])
+		}
+	}
+	slices.SortFunc(ptrs, offerOrder)
+	out := make([]pricing.Offer, n)
+	for i, p := range ptrs {
+		out[i] = *p
 	}
 	return out, nil
 }
@@ -215,6 +243,9 @@ func shapeFilters(q Query) (shapeWhere []string, shapeArgs []any, offerWhere []s
 	if q.MaxPriceUSDHr > 0 {
 		offerWhere, offerArgs = append(offerWhere, "price <= ?"), append(offerArgs, q.MaxPriceUSDHr)
 	}
+	if q.MinReliability > 0 { // a host fact of the offer's row, as queryOffers filters it
+		offerWhere, offerArgs = append(offerWhere, "(host_reliability = 0 OR host_reliability >= ?)"), append(offerArgs, q.MinReliability)
+	}
 	return shapeWhere, shapeArgs, offerWhere, offerArgs, nil
 }
 
@@ -235,23 +266,27 @@ func and(conds []string) string {
 // cheapestPerShapeSQL is the first read: for every shape passing the shape filters, its
 // cheapest current offer passing the offer filters (none: the shape is left out). With
 // no offer filter, that is the copy the refresh keeps in the shapes row.
-func cheapestPerShapeSQL(q Query) (string, []any, error) {
+func cheapestPerShapeSQL(q Query) (string, []any, error) { return cheapestSQL(q, byShape) }
+
+// cheapestSQL is the first read by the groups g (shapes or fit-fact sets; their table
+// has the columns the shape filters name).
+func cheapestSQL(q Query, g groupTable) (string, []any, error) {
 	sw, sa, ow, oa, err := shapeFilters(q)
 	if err != nil {
 		return "", nil, err
 	}
 	if len(ow) == 0 {
-		return "SELECT s.id, s.provider, s.c_region, s.c_zone, s.instance_type, s.purchase, s.gpu_model, s.gpu_count, s.gpu_mem_gib, " +
-			"s.vcpus, s.ram_gib, s.c_currency, s.c_source, s.c_price, max(s.c_last_seen, coalesce((SELECT seen.last_seen FROM seen " +
-			"WHERE seen.provider = s.provider AND seen.region = s.c_region), 0)) FROM shapes s WHERE s.c_price IS NOT NULL" + and(sw), sa, nil
+		return "SELECT s.id, s.provider, s.c_region, s.c_zone, " + g.copied + ", s.c_currency, s.c_source, s.c_price, " +
+			"max(s.c_last_seen, coalesce((SELECT seen.last_seen FROM seen WHERE seen.provider = s.provider AND seen.region = s.c_region), 0)) " +
+			"FROM " + g.table + " s WHERE s.c_price IS NOT NULL" + and(sw), sa, nil
 	}
 	where := ""
 	if len(sw) > 0 {
 		where = " WHERE " + strings.Join(sw, " AND ")
 	}
-	query := "SELECT s.id, " + offerCols("o") + ` FROM shapes s JOIN offers o ON o.id = (
-		SELECT id FROM offers INDEXED BY offers_current_shape WHERE shape_id = s.id AND price IS NOT NULL` + and(ow) + `
-		ORDER BY price, region, zone LIMIT 1)` + where
+	query := "SELECT s.id, " + offerCols("o") + " FROM " + g.table + ` s JOIN offers o ON o.id = (
+		SELECT id FROM offers INDEXED BY ` + g.index + ` WHERE ` + g.column + ` = s.id AND price IS NOT NULL` + and(ow) + `
+		ORDER BY ` + g.order + ` LIMIT 1)` + where
 	return query, append(oa, sa...), nil
 }
 
@@ -265,25 +300,16 @@ type shapeAsk struct {
 }
 
 // shapeOffersSQL is the further read: for each shape asked (a JSON array of [shape id,
-// max price] pairs, bound as the first argument), its cheapest matching offers up to that
-// price, at most limit (the last argument) of them. One statement serves any number of
-// shapes, with one plan: a walk of offers_current_shape per shape (TestShapeQueryPlans).
-func shapeOffersSQL(q Query) (string, []any, error) {
-	_, _, ow, oa, err := shapeFilters(q)
-	if err != nil {
-		return "", nil, err
-	}
-	return "SELECT o.shape_id, " + offerCols("o") + ` FROM json_each(?) j JOIN offers o ON o.id IN (
-		SELECT id FROM offers INDEXED BY offers_current_shape
-		WHERE shape_id = j.value ->> 0 AND price IS NOT NULL AND price <= j.value ->> 1
-			AND (price, region, zone) > (j.value ->> 2, j.value ->> 3, j.value ->> 4)` + and(ow) + `
-		ORDER BY price, region, zone LIMIT ?)`, oa, nil
-}
+// max price, and the last offer read's price, region, zone] arrays, bound as the first
+// argument), its cheapest matching offers after that one up to that price, at most limit
+// (the last argument) of them. One statement serves any number of shapes, with one plan:
+// a walk of offers_current_shape per shape (TestShapeQueryPlans).
+func shapeOffersSQL(q Query) (string, []any, error) { return groupOffersSQL(q, byShape) }
 
 // moreShapeOffers runs the further reads of asks: one statement per distinct limit
 // (recommend.ShapePlan asks few distinct sizes).
-func (s *Store) moreShapeOffers(ctx context.Context, db queryer, q Query, asks []shapeAsk) ([]shapeOffer, error) {
-	query, oa, err := shapeOffersSQL(q)
+func (s *Store) moreShapeOffers(ctx context.Context, db queryer, q Query, asks []shapeAsk, g groupTable) ([]shapeOffer, error) {
+	query, oa, err := groupOffersSQL(q, g)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +319,7 @@ func (s *Store) moreShapeOffers(ctx context.Context, db queryer, q Query, asks [
 		if _, ok := byLimit[a.limit]; !ok {
 			limits = append(limits, a.limit)
 		}
-		cursor, err := json.Marshal([]any{a.shape, a.maxPrice, a.after.PriceUSDHr, a.after.Region, a.after.Zone})
+		cursor, err := askCursor(a)
 		if err != nil {
 			return nil, err
 		}
@@ -315,8 +341,9 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-func (s *Store) cheapestPerShape(ctx context.Context, db queryer, q Query) ([]shapeOffer, error) {
-	query, args, err := cheapestPerShapeSQL(q)
+// cheapestPerGroup is the first read, by shape or by fit-fact set.
+func (s *Store) cheapestPerGroup(ctx context.Context, db queryer, q Query, g groupTable) ([]shapeOffer, error) {
+	query, args, err := cheapestSQL(q, g)
 	if err != nil {
 		return nil, err
 	}
@@ -380,13 +407,42 @@ func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[s
 	} else if ok {
 		return countByGPUImage(img, q, models)
 	}
+	if s.cache != nil { // the daemon: one count per data version, query and models
+		v, err := s.dataVersion(ctx)
+		if err != nil {
+			return nil, err
+		}
+		got, err := cached(s, v, "count|"+queryKey(q)+"|"+strings.Join(models, "\x00"), func() ([]map[string]int, error) {
+			m, err := s.countByGPU(ctx, q, models, sw, sa, ow, oa)
+			return []map[string]int{m}, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return maps.Clone(got[0]), nil
+	}
+	return s.countByGPU(ctx, q, models, sw, sa, ow, oa)
+}
+
+// countByGPU is CountByGPU over the tables, with q's filters split (shapeFilters).
+func (s *Store) countByGPU(ctx context.Context, q Query, models []string, sw []string, sa []any, ow []string, oa []any) (map[string]int, error) {
+	out := map[string]int{}
 	ph := strings.TrimSuffix(strings.Repeat("?, ", len(models)), ", ")
 	sw = append(sw, "s.gpu_model IN ("+ph+")")
 	for _, m := range models {
 		sa = append(sa, m)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, (SELECT count(*) FROM offers INDEXED BY offers_current_shape
-		WHERE shape_id = s.id AND price IS NOT NULL`+and(ow)+`) FROM shapes s WHERE `+strings.Join(sw, " AND "), append(oa, sa...)...)
+	g := byShape // by fit-fact set when ready: a marketplace's shapes are one per offer
+	if ready, err := factsReady(ctx, s.db); err != nil {
+		return nil, s.dbError("count offers", err)
+	} else if ready {
+		g = byFacts
+	}
+	count := `(SELECT count(*) FROM offers INDEXED BY ` + g.index + ` WHERE ` + g.column + ` = s.id AND price IS NOT NULL` + and(ow) + `)`
+	if g == byFacts && len(ow) == 0 {
+		count = "coalesce(s.c_count, 0)" // kept by the write
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, `+count+` FROM `+g.table+` s WHERE `+strings.Join(sw, " AND "), append(oa, sa...)...)
 	if err != nil {
 		return nil, s.dbError("count offers", err)
 	}

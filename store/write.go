@@ -415,6 +415,9 @@ func (s *Store) writeOne(ctx context.Context, tx *sql.Tx, st *writeStmts, w prov
 	if err := refreshCheapest(ctx, tx, provider); err != nil {
 		return res, s.dbError("record "+provider+" cheapest offers", err)
 	}
+	if err := classifyFacts(ctx, tx, provider); err != nil { // facts.go
+		return res, s.dbError("record "+provider+" fit-fact sets", err)
+	}
 	for region, l := range listed {
 		if !l.uniform {
 			continue
@@ -545,12 +548,14 @@ func (s *Store) readStored(ctx context.Context, tx *sql.Tx, provider string) (ma
 
 // refreshCheapest copies the cheapest current offer of each of provider's shapes into
 // its shapes row (0004_shape_cheapest.sql): one probe of offers_current_shape per shape.
+// Only rows whose copy differs are written: a marketplace has a shape per offer, and a
+// refresh that moves 10 % of 30k prices should not rewrite 30k shapes rows.
 func refreshCheapest(ctx context.Context, tx *sql.Tx, provider string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE shapes SET (c_price, c_region, c_zone, c_currency, c_source, c_last_seen) = (
-		SELECT price, region, zone, currency, source, last_seen FROM offers WHERE id = (
+	cheapest := `(SELECT price, region, zone, currency, source, last_seen FROM offers WHERE id = (
 			SELECT id FROM offers INDEXED BY offers_current_shape WHERE shape_id = shapes.id AND price IS NOT NULL
-			ORDER BY price, region, zone LIMIT 1))
-		WHERE provider = ?`, provider)
+			ORDER BY price, region, zone LIMIT 1))`
+	_, err := tx.ExecContext(ctx, `UPDATE shapes SET (c_price, c_region, c_zone, c_currency, c_source, c_last_seen) = `+cheapest+`
+		WHERE provider = ? AND (c_price, c_region, c_zone, c_currency, c_source, c_last_seen) IS NOT `+cheapest, provider)
 	return err
 }
 

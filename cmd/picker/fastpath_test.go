@@ -21,13 +21,14 @@ type offersOnly struct{ offerStore }
 // TestRecommendFastPathMatchesFullScan: on randomized offer sets in a real database,
 // RunRecommend through the shape read answers byte for byte as through the full scan,
 // across jobs, filters, rankings and top counts, with the daemon's caches (the store's
-// and the recommendation memo) on and off.
+// and the recommendation memo) on and off; the last two rounds are marketplaces, every
+// offer its own instance type (its own shape), read by fit-fact set (store/facts.go).
 func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(17, 17))
 	gpus := pricing.GPUs()
 	answered := 0 // answers with offers: the comparison is not all "nothing fits"
-	for round := range 4 {
+	for round := range 6 {
 		st, err := store.Open(ctx, filepath.Join(t.TempDir(), "picker.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -49,8 +50,15 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 			}
 			seen := map[pricing.Key]bool{}
 			var offers []pricing.Offer
-			for range 300 + r.IntN(900) {
+			for k := range 300 + r.IntN(900) {
 				o := protos[r.IntN(len(protos))]
+				if round >= 4 { // a marketplace host: its own instance type, a few sizes of RAM
+					o.InstanceType = fmt.Sprintf("%s-m%d", o.InstanceType, k)
+					o.RAMGiB = float64(int(64) << (k % 3))
+					if k%7 == 0 {
+						o.InstanceType += "-pcie"
+					}
+				}
 				o.Region = fmt.Sprintf("region-%d", r.IntN(8))
 				o.Zone = o.Region + string(rune('a'+r.IntN(3)))
 				o.Purchase = []pricing.Purchase{pricing.OnDemand, pricing.Spot}[r.IntN(2)]
@@ -140,7 +148,7 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 		}
 		st.Close()
 	}
-	if answered < 30 {
-		t.Errorf("only %d of 100 answers had offers", answered)
+	if answered < 45 {
+		t.Errorf("only %d of 150 answers had offers", answered)
 	}
 }

@@ -5,6 +5,11 @@
 // transport errors).
 //
 //	loadclient -c 20 -d 10s -url 'http://127.0.0.1:8080/v1/recommend?model=llama-2-7b&task=qlora'
+//
+// A {n} in a URL is replaced by the request's sequence number (unique across clients),
+// so every request can ask a different question and none is answered from a cache:
+//
+//	loadclient -c 20 -d 10s -url 'http://127.0.0.1:8080/v1/recommend?model=llama-2-7b&task=qlora&tokens=1{n}000'
 package main
 
 import (
@@ -14,8 +19,10 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +47,7 @@ func main() {
 	var mu sync.Mutex
 	var lat []time.Duration
 	failed := 0
+	var seq atomic.Int64
 	deadline := time.Now().Add(*dur)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -49,7 +57,8 @@ func main() {
 			bad := 0
 			for i := c; time.Now().Before(deadline); i++ {
 				t0 := time.Now()
-				resp, err := hc.Get(list[i%len(list)])
+				u := strings.ReplaceAll(list[i%len(list)], "{n}", strconv.FormatInt(seq.Add(1), 10))
+				resp, err := hc.Get(u)
 				if err == nil {
 					_, err = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
