@@ -102,6 +102,7 @@ var askGroups = []fieldGroup{
 		{Name: "top", Label: "Offers shown", Kind: "number", Default: "10"},
 		{Name: "headroom", Label: "Headroom %", Kind: "number", Step: "any", Default: "5"},
 		{Name: "by-region", Label: "One row per region", Kind: "checkbox"},
+		{Name: "ignore-quota", Label: "Ignore quotas", Kind: "checkbox", Help: "rank what the account's quotas do not allow"},
 	}},
 }
 
