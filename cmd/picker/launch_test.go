@@ -8,12 +8,16 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers/providertest"
+	"github.com/pickergpu/picker/recommend"
+	"github.com/pickergpu/picker/store"
 )
 
 // fakeGCPAccount is gcpFixtures plus Compute regions.get for project p1's us-central1
@@ -171,5 +175,92 @@ func TestQuotaFakeAccount(t *testing.T) {
 	r := runCLIEnv(t, env, "--db", db, "--config", cfg, "providers")
 	if !strings.Contains(r.stdout, "quotas: gcp account p1: ") || !strings.Contains(r.stdout, "oldest ") {
 		t.Errorf("providers: %s; want the quota read's line with its age", r.stdout)
+	}
+}
+
+// TestLaunchWarnings: the answer says quotas were not checked for a quota provider shown
+// without quota data (why: none, or a failed read and its age), checked with the read's
+// age and, after a partly failed read, the age of the quotas kept; ignored with
+// --ignore-quota; nothing for providers without quotas; and the sold-out word's age.
+func TestLaunchWarnings(t *testing.T) {
+	now := fixedNow
+	fits := func(ps ...string) []recommend.Fit {
+		var out []recommend.Fit
+		for _, p := range ps {
+			out = append(out, recommend.Fit{Offer: pricing.Offer{Provider: p, Region: "r", InstanceType: "t", Purchase: pricing.OnDemand}})
+		}
+		return out
+	}
+	q := pricing.Quota{Provider: "aws", Account: "a", Region: "us-east-1", Code: "L-417A185B"}
+	for _, tt := range []struct {
+		name string
+		lf   launchFacts
+		fits []recommend.Fit
+		want []string
+	}{
+		{"no quota data", launchFacts{}, fits("aws", "lambda"),
+			[]string{"quotas not checked for aws: no quota data (a refresh with the account's credentials reads them)"}},
+		{"no quota provider shown", launchFacts{}, fits("lambda"), nil},
+		{"the only read failed", launchFacts{statuses: []store.QuotaStatus{{Provider: "gcp", Attempted: now.Add(-10 * time.Minute), Error: "us-central1: PERMISSION_DENIED"}}},
+			fits("gcp"), []string{"quotas not checked for gcp: the quota read failed 10 min ago: us-central1: PERMISSION_DENIED"}},
+		{"read, then partly failed", launchFacts{quotas: []pricing.Quota{q}, statuses: []store.QuotaStatus{{Provider: "aws", LastOK: now.Add(-2 * time.Hour),
+			Attempted: now.Add(-10 * time.Minute), Error: "us-west-2: denied", RegionsFailed: 1, Oldest: now.Add(-26 * time.Hour)}}},
+			fits("aws"), []string{"quotas checked for aws (read 2 h ago; 1 region(s) failed 10 min ago, their last good quotas kept, 26 h old)"}},
+		{"ignored", launchFacts{quotas: []pricing.Quota{q}, ignore: true}, fits("aws", "gcp"),
+			[]string{"quotas not checked (--ignore-quota) for aws, gcp"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.lf.warnings(tt.fits, now)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("warnings %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+	sold := fits("lambda")
+	sold[0].Available = pricing.SoldOut
+	lf := launchFacts{capacity: store.Capacity{sold[0].Key(): {Available: pricing.SoldOut, ObservedAt: now.Add(-5 * time.Minute)}}}
+	if got := lf.warnings(sold, now); !slices.Equal(got, []string{"capacity word from lambda (5 min ago)"}) {
+		t.Errorf("sold-out warnings %q", got)
+	}
+	if !lf.matters(store.Query{}) || lf.matters(store.Query{Providers: []string{"aws"}}) {
+		t.Error("a sold-out lambda offer matters to a query over every provider, not to one over aws only")
+	}
+	offers := []pricing.Offer{sold[0].Offer, fits("aws")[0].Offer}
+	offers[0].Available = pricing.AvailabilityUnknown
+	got := lf.apply(offers)
+	if got[0].Available != pricing.SoldOut || offers[0].Available != pricing.AvailabilityUnknown {
+		t.Errorf("apply: %v (the caller's slice %v); want sold out on a copy", got[0].Available, offers[0].Available)
+	}
+}
+
+// TestOffersSayAvailable: `picker offers -o json` gives an offer its stored capacity word
+// (available false for one its provider reported sold out) and says nothing for the rest.
+func TestOffersSayAvailable(t *testing.T) {
+	db := tempDB(t)
+	r := runCLIEnv(t, nil, "--db", db, "offers", "--provider", "lambda", "--limit", "2", "-o", "json")
+	var offers []map[string]any
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &offers) != nil || len(offers) != 2 {
+		t.Fatalf("offers: exit %d, %.300s %s", r.code, r.stdout, r.stderr)
+	}
+	o := pricing.Offer{Provider: offers[0]["provider"].(string), Region: offers[0]["region"].(string), Zone: offers[0]["zone"].(string),
+		InstanceType: offers[0]["instance_type"].(string), Purchase: pricing.Purchase(offers[0]["purchase"].(string)), Available: pricing.SoldOut}
+	st, err := store.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WriteCapacity(t.Context(), o.Provider, nil, []pricing.Offer{o}, fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	r = runCLIEnv(t, nil, "--db", db, "offers", "--provider", "lambda", "--limit", "2", "-o", "json")
+	offers = nil
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &offers) != nil || len(offers) != 2 {
+		t.Fatalf("offers: exit %d, %.300s %s", r.code, r.stdout, r.stderr)
+	}
+	if v, ok := offers[0]["available"]; !ok || v != false {
+		t.Errorf("the sold-out offer: available %v (%v); want false", v, ok)
+	}
+	if _, ok := offers[1]["available"]; ok {
+		t.Errorf("an offer without a word: available %v; want it omitted", offers[1]["available"])
 	}
 }
