@@ -25,6 +25,7 @@ func TimeModelFor(mod *model.Model, r *fit.Result) *TimeModel {
 		Layers:          float64(mod.Dec.Layers),
 		Heads:           float64(mod.Dec.Heads),
 		KVPerToken:      float64(mod.KVPerToken),
+		Layer:           LayerShapeOf(mod),
 		ComputeBytes:    2,
 		GradBytes:       2,
 		GradCkpt:        j.GradCkpt,

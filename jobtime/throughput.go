@@ -160,7 +160,8 @@ type TimeModel struct {
 	QuantParams     float64 // linear weights stored 4/8-bit (0 unquantized)
 	Layers, Hidden  float64
 	Heads           float64
-	KVPerToken      float64 // K and V elements per token over all layers
+	Layer           LayerShape // serve.go: what sets a layer's decode kernels
+	KVPerToken      float64    // K and V elements per token over all layers
 	// Decode reads: DenseWeightBytes every step; RoutedWeightBytes (MoE experts) in the
 	// share RoutedFrac·batch of distinct experts a step's tokens hit, at most all.
 	DenseWeightBytes, RoutedWeightBytes, RoutedFrac float64
@@ -530,8 +531,8 @@ func (m *TimeModel) infer(g *TimeGPU) Timing {
 		if disp := L * hfLayerDispatchSec; disp > step {
 			step, bound = disp, "dispatch"
 		}
-	} else if floor := m.stepFloor(); floor > step { // serve.go: a step of small kernels
-		step, bound = floor, "latency"
+	} else {
+		step, bound = m.kernelStep(g, step, bound) // serve.go: a step of serialized kernels
 	}
 	comm := 0.0
 	if split > 1 {
