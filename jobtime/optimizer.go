@@ -55,10 +55,7 @@ func optimizerStepBytes(r *fit.Result) float64 {
 		return 0 // offloaded: the host runs the step (cpuAdamSecPerParam)
 	}
 	T := float64(r.TrainableParams)
-	shard := 1.0 // ZeRO and FSDP: each GPU steps its own partition
-	if j.Shard.Sharded() && j.Shard != "tp" {
-		shard = float64(max(j.GPUs, 1) * max(j.Nodes, 1))
-	}
+	shard := stateShards(j) // ZeRO and FSDP: each GPU steps its own partition
 	full := j.Task == fit.TaskFullFT
 	b := 2.0 // the compute dtype
 	if j.Precision == "fp32" {
@@ -70,7 +67,7 @@ func optimizerStepBytes(r *fit.Result) float64 {
 	// ZeRO-2/3 and FSDP shard them.
 	gradB := b
 	amp := j.Precision.Mixed() && !j.Shard.Sharded()
-	adapterFP32 := !full && (j.Precision.Mixed() || j.Framework == "" || j.Framework == fit.FrameworkHF)
+	adapterFP32 := adapterFP32(j)
 	if (full && amp) || adapterFP32 {
 		gradB = 4
 	}

@@ -64,6 +64,9 @@ type variant struct {
 	// times memoizes the timing per GPU model (gpuCaps.idx) and link (x2: PCIe board),
 	// for whole-GPU offers: the variant fixes the GPU count and precision.
 	times []timingVal
+	// ckpt is the job's checkpoint bytes (spotrisk.go), computed once.
+	ckpt    float64
+	ckptSet bool
 }
 
 // evaluator estimates one job on many offers, caching the estimate per GPU count and
@@ -91,6 +94,7 @@ type evaluator struct {
 	multiCache   map[variantKey]*variant
 	setup        float64 // start-up hours billed before the job runs
 	noQuota      bool    // judge offers as if no quota bound them (quota.go counts what it leaves out)
+	weightBytes  float64 // the checkpoint as stored, downloaded at setup and kept on disk (allin.go)
 }
 
 type timingVal struct {
@@ -128,7 +132,7 @@ func newEvaluator(in *RecommendInput, job fit.Job, caps []*gpuCaps) *evaluator {
 	if in.SetupHours != nil {
 		setup = *in.SetupHours
 	}
-	e := &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup,
+	e := &evaluator{in: in, job: job, headroom: h, caps: caps, setup: setup, weightBytes: fit.CheckpointBytes(in.Model),
 		bf16: job.UsesBF16(), flash: job.UsesFlashAttention(), offload: job.Offload.Enabled(),
 		fp8: job.FP8Cores(), nodes: job.Nodes, autoNodes: job.NodesAuto, multiCache: map[variantKey]*variant{}}
 	probe := job
@@ -220,6 +224,7 @@ type cand struct {
 	spare float64
 	hours float64 // run hours, -1 when unknown
 	total float64 // setup + run hours
+	wall  float64 // the hours billed: total, on spot with the expected restarts (price)
 	cost  float64 // billed job cost
 	vk    variantKey
 	need  float64
@@ -318,7 +323,16 @@ func (e *evaluator) price(cd *cand) {
 	cd.primary = price
 	if cd.hours >= 0 {
 		f := e.in.factsOf(cd.i)
-		cd.cost = jobtime.Billing{Increment: float64(f.inc), Minimum: float64(f.min)}.BilledHours(cd.total) * price
+		// The instance runs setup plus the job, on spot its expected run (spotrisk.go);
+		// the disk is paid for as long, the egress once (allin.go). The ranking's speed
+		// and the frontier's time stay the uninterrupted run's (cd.total): an offer's
+		// expected restarts are in its cost.
+		cd.wall = cd.total
+		if o.Purchase == pricing.Spot {
+			cd.wall = e.setup + e.spotPlan(cd, o).WallHours
+		}
+		disk, egress := e.extras(cd, o, cd.wall)
+		cd.cost = jobtime.Billing{Increment: float64(f.inc), Minimum: float64(f.min)}.BilledHours(cd.wall)*price + disk + egress
 	}
 	if e.in.Rank == RankJob {
 		switch {
@@ -520,7 +534,11 @@ func (e *evaluator) fit(cd cand) Fit {
 	if cd.hours >= 0 {
 		f.EstHours, f.EstCostUSD = ptr(fit.Round3(cd.hours)), ptr(fit.Round3(cd.cost))
 		f.SetupHours = ptr(fit.Round3(e.setup))
-		f.BilledHours = ptr(fit.Round3(jobtime.BillingFor(o.Provider).BilledHours(cd.total)))
+		f.BilledHours = ptr(fit.Round3(jobtime.BillingFor(o.Provider).BilledHours(cd.wall)))
+		f.Bill = e.billOf(&cd, o) // allin.go
+		if o.Purchase == pricing.Spot {
+			f.SpotRisk = e.spotRisk(&cd, o) // spotrisk.go
+		}
 	}
 	if cd.vk.nodes > 1 {
 		e.describeNodes(&f, cd) // nodes.go

@@ -16,6 +16,9 @@ const groupFetchFactor = 8
 type groupKey struct {
 	pricing.RegionGroupKey
 	need float64
+	// cost is the job's cost as shown: offers at one price whose regions bill the disk,
+	// or interrupt spot, differently cost differently (allin.go) and stay apart.
+	cost float64
 }
 
 // groupByRegion folds fits that differ only in region (or zone) into the best of them,
@@ -24,7 +27,10 @@ func groupByRegion(fits []Fit, top int) []Fit {
 	var out []Fit
 	idx := map[groupKey]int{}
 	for _, f := range fits {
-		k := groupKey{f.RegionGroupKey(), f.NeedPerGPUGiB}
+		k := groupKey{f.RegionGroupKey(), f.NeedPerGPUGiB, -1} // -1: no job cost
+		if f.EstCostUSD != nil {
+			k.cost = pricing.RoundUSD(*f.EstCostUSD)
+		}
 		if i, ok := idx[k]; ok {
 			if r := f.Place(); !slices.Contains(out[i].Regions, r) {
 				out[i].Regions = append(out[i].Regions, r)

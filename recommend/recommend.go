@@ -84,6 +84,22 @@ type RecommendInput struct {
 	Quotas      []pricing.Quota
 	IgnoreQuota bool
 	quotas      *quotaIndex
+
+	// The all-in bill and spot risk (allin.go, spotrisk.go): the dataset on the disk
+	// (--dataset-gb, GB), what the job uploads (--upload-gb; nil = a training job's
+	// trained weights), a fixed checkpoint interval (--checkpoint-every; 0 = Young/Daly),
+	// a mean time between spot interruptions that overrides every band (--spot-mtbi), and
+	// the stored spot bands and block-storage prices (refresh fetches them).
+	DatasetGB       float64
+	UploadGB        *float64
+	CheckpointEvery time.Duration
+	SpotMTBI        time.Duration
+	SpotBands       []pricing.SpotBand
+	StoragePrices   []pricing.StoragePrice
+	bands           map[spotKey]pricing.SpotBand
+	rates           map[storageKey]*storageRate
+	lastKey         storageKey
+	lastRate        *storageRate
 }
 
 // offerFacts is what the time model reads from an offer's provider and instance type.
@@ -99,11 +115,17 @@ type Fit struct {
 	// NeedPerGPUGiB is device_total_gib at this offer's GPU count, times (1+headroom).
 	NeedPerGPUGiB  float64 `json:"need_per_gpu_gib"`
 	SparePerGPUGiB float64 `json:"spare_per_gpu_gib"`
-	// EstHours is the job's run time (without start-up); EstCostUSD what the bill says:
-	// setup plus run time rounded up to the provider's billing increment and minimum
-	// (BilledHours) times the hourly price. Nil without --tokens or a GPU figure.
+	// EstHours is the job's run time (without start-up); EstCostUSD the all-in bill
+	// (Bill: the instance-hours billed, setup plus run rounded up to the provider's
+	// billing increment and minimum (BilledHours) times the hourly price, with the
+	// expected restarts on spot, plus the disk and the egress). Nil without --tokens or
+	// a GPU figure.
 	EstHours    *float64 `json:"est_hours"`
 	EstCostUSD  *float64 `json:"est_cost_usd"`
+	// Bill itemises EstCostUSD (allin.go); SpotRisk is what a spot offer's expected cost
+	// assumed (spotrisk.go).
+	Bill     *Bill     `json:"bill,omitempty"`
+	SpotRisk *SpotRisk `json:"spot_risk,omitempty"`
 	SetupHours  *float64 `json:"setup_hours,omitempty"`
 	BilledHours *float64 `json:"billed_hours,omitempty"`
 	// TokensPerSec: training tokens, or generated tokens in steady decoding at the job's
@@ -185,6 +207,11 @@ type Recommendation struct {
 	RankedBy string `json:"ranked_by"`
 	// LadderOmits says what the savings ladder leaves out and why.
 	LadderOmits string `json:"ladder_omits,omitempty"`
+	// SpotSaving compares the best spot and on-demand offers shown, expected restarts
+	// included (spotrisk.go); BillAssumptions say how the job costs were built, each with
+	// the flag that overrides it (allin.go).
+	SpotSaving      *SpotSaving `json:"spot_saving,omitempty"`
+	BillAssumptions []string    `json:"bill_assumptions,omitempty"`
 }
 
 // Recommend ranks the offers that can run the job, builds the savings ladder and the
@@ -218,6 +245,8 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	rec.LadderOmits = ladderOmits(rin)
 	rec.Excluded = slices.Concat(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs), hostExclusions(rin, caps)) // fp8.go, stack.go, host.go
 	rec.CheapestCluster = cheapestCluster(rin, caps, fits)
+	rec.SpotSaving = spotSaving(ev, fits) // spotrisk.go
+	rec.BillAssumptions = billAssumptions(rin, ev, rin.hasSpot())
 	// Exclusions are in rec.Excluded only, not repeated as warnings: a JSON reader has
 	// them structured there, and the CLI prints one summary line of them.
 	rec.Warnings = append(warnings(rin, rec), rec.Estimate.Warnings...)
@@ -296,6 +325,10 @@ func prepare(in RecommendInput) (*RecommendInput, *evaluator, error) {
 		return nil, nil, err
 	}
 	in.nCaps = len(byName)
+	if err := checkBillInput(&in); err != nil { // allin.go
+		return nil, nil, err
+	}
+	in.bands, in.rates = spotBands(in.SpotBands), storageRates(in.StoragePrices)
 	// Every offer is timed: the ranking reads its cost of the work, and ties go to the
 	// faster offer.
 	in.facts = make([]offerFacts, len(in.Offers))

@@ -287,8 +287,13 @@ func TestRecommendJobCostPrefersFasterGPU(t *testing.T) {
 		t.Errorf("H100 hours = %v; want %v", got, wantH)
 	}
 	billed := jobtime.BillingFor("p").BilledHours(wantH + jobtime.SetupHours(2*float64(m.Params())))
-	if got, want := *byJob.Offers[0].EstCostUSD, billed*4.0; math.Abs(got-want) > 0.01 {
-		t.Errorf("H100 cost = %v; want %v (billed %.4f h)", got, want, billed)
+	b := byJob.Offers[0].Bill
+	if got, want := b.ComputeUSD, billed*4.0; math.Abs(got-want) > 0.01 {
+		t.Errorf("H100 compute = %v; want %v (billed %.4f h)", got, want, billed)
+	}
+	// The all-in cost adds the disk and the egress to the instance-hours (allin.go).
+	if got, want := *byJob.Offers[0].EstCostUSD, b.ComputeUSD+b.DiskUSD+b.EgressUSD; math.Abs(got-want) > 0.01 || b.DiskUSD <= 0 {
+		t.Errorf("H100 cost = %v; want compute %v + disk %v + egress %v", got, b.ComputeUSD, b.DiskUSD, b.EgressUSD)
 	}
 	// A GPU the catalog does not know gets no time, and a warning says so.
 	x := offer("p", "x999", "X999", 1, 200, 0.1)

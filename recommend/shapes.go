@@ -28,6 +28,10 @@ type ShapePlan struct {
 	at    []int32
 	added []int // per shape: how many of its further offers are in rin.Offers
 	last  []int // per shape: rin.Offers index of its dearest offer read
+	// minCost is per shape the least job cost among its offers read (frontierNeeds).
+	minCost []float64
+	// rankBound is per shape the price bound the ranking set this round (NaN: none).
+	rankBound []float64
 }
 
 // NewShapePlan returns the planner of in's read; in.Offers is ignored (Needs gets them).
@@ -73,13 +77,14 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 		}
 		p.rin, p.ev = rin, ev
 		p.ok, p.at = make([]bool, n), make([]int32, n)
-		p.added, p.last = make([]int, n), make([]int, n)
+		p.added, p.last, p.minCost = make([]int, n), make([]int, n), make([]float64, n)
 		for i := range n {
 			p.last[i] = i
 			var cd cand
 			if cd, p.ok[i] = ev.evaluate(i); p.ok[i] {
 				p.cands = append(p.cands, cd)
 				p.at[i] = int32(len(p.cands))
+				p.minCost[i] = cd.cost
 			}
 		}
 	}
@@ -95,6 +100,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 				cd := p.cands[p.at[i]-1]
 				cd.i = j
 				ev.price(&cd)
+				p.minCost[i] = min(p.minCost[i], cd.cost)
 				p.cands = append(p.cands, cd)
 				p.at[j] = int32(len(p.cands))
 			}
@@ -106,6 +112,11 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	for i := range needs {
 		needs[i] = ShapeNeed{Limit: 1, MaxPriceUSDHr: math.Inf(1)}
 	}
+	p.rankBound = slices.Grow(p.rankBound[:0], n)[:n]
+	for i := range p.rankBound {
+		p.rankBound[i] = math.NaN()
+	}
+	defer p.frontierNeeds(needs, cheapest, more, exhausted) // after the ranking's needs
 	// Offers that differ only in region are grouped into one row (ByRegion false) from
 	// the top Top x groupFetchFactor fits: those are what the shapes must decide.
 	// in.Top as asked: prepare caps rin.Top at the offers it sees.
@@ -138,7 +149,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	}
 	var opens []open
 	for i := range cheapest {
-		if !p.ok[i] || (t != nil && rankAfter(ev, &p.cands[p.at[i]-1], t)) {
+		if !p.ok[i] || (t != nil && rankAfter(ev, floorOf(ev, &p.cands[p.at[i]-1]), t)) {
 			continue // this shape's best already ranks below top others
 		}
 		cd := p.cands[p.at[i]-1]
@@ -147,8 +158,12 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 			have += len(more[i])
 		}
 		needs[i] = ShapeNeed{Limit: have, MaxPriceUSDHr: priceBound(ev, &cd, t)}
+		p.rankBound[i] = needs[i].MaxPriceUSDHr
 		dear := p.cands[p.at[p.last[i]]-1]
-		if have >= top || (i < len(exhausted) && exhausted[i]) || (have > 1 && t != nil && rankAfter(ev, &dear, t)) {
+		// Where an offer's extras differ by region (allin.go), a dearer offer of the shape
+		// may still rank before the ones read: only the floor of its figure decides.
+		regional := rin.regional()
+		if (have >= top && !regional) || (i < len(exhausted) && exhausted[i]) || ((have > 1 || regional) && t != nil && rankAfter(ev, floorOf(ev, &dear), t)) {
 			continue // it has no more, or its dearest offer read already ranks below
 		}
 		opens = append(opens, open{i, have, dear})
@@ -166,11 +181,55 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 		o := opens[k]
 		// Asks take few distinct sizes (shapeProbe x shapeGrowth^k, top): the store reads
 		// each size with one statement.
-		want := min(top, max(shapeProbe, shapeGrowth*o.have))
+		want := max(shapeProbe, shapeGrowth*o.have)
+		if !rin.regional() {
+			want = min(top, want)
+		}
 		needs[o.i].Limit = want
 		budget -= want - o.have
 	}
 	return needs, nil
+}
+
+// frontierNeeds widens needs for the time-cost frontier where an offer's extras differ by
+// region (RecommendInput.regional): offers of one shape take the same time, so the
+// frontier holds at most the least costly of each, which need not be the cheapest by
+// the hour. An offer at price p costs at least p x perPrice + add (floorTerms), so none
+// dearer than (least cost read - add) / perPrice can be that one; up to that price the
+// shape is read. Every ask of the shape bounds the price by the larger of that and the
+// ranking's bound: both only fall from round to round (the least cost read and the
+// top-th offer only improve), so a shape exhausted under an earlier ask stays exhausted
+// for either.
+func (p *ShapePlan) frontierNeeds(needs []ShapeNeed, cheapest []pricing.Offer, more [][]pricing.Offer, exhausted []bool) {
+	rin, ev := p.rin, p.ev
+	if !rin.regional() || rin.Rank != RankJob || rin.work() <= 0 {
+		return
+	}
+	for i := range cheapest {
+		if !p.ok[i] || (i < len(exhausted) && exhausted[i]) {
+			continue
+		}
+		cd := p.cands[p.at[i]-1]
+		if cd.hours < 0 {
+			continue
+		}
+		perPrice, add := ev.floorTerms(&cd)
+		bound := (p.minCost[i] - add) / perPrice * (1 + 1e-9)
+		if rb := p.rankBound[i]; !math.IsNaN(rb) {
+			bound = max(bound, rb)
+		}
+		have := 1
+		if i < len(more) {
+			have += len(more[i])
+		}
+		wantMore := rin.Offers[p.last[i]].PriceUSDHr <= bound
+		if needs[i].Limit > have || wantMore {
+			needs[i].MaxPriceUSDHr = bound
+		}
+		if wantMore {
+			needs[i].Limit = max(needs[i].Limit, shapeProbe, shapeGrowth*have)
+		}
+	}
 }
 
 // shapeProbe is how many offers of a shape that can still place ShapePlan.Needs asks for
@@ -223,7 +282,45 @@ func priceBound(ev *evaluator, cd, t *cand) float64 {
 	case cd.primary <= 0 || o.PriceUSDHr <= 0:
 		return math.Inf(1)
 	}
+	if cd.hours >= 0 && ev.in.Rank == RankJob {
+		// The job's cost: per-price billed hours (at least the uninterrupted run's) and
+		// extras no less than the egress (floorOf).
+		perPrice, add := ev.floorTerms(cd)
+		return (pricing.USDBucketTop(t.primary) - add) / perPrice * (1 + 1e-9)
+	}
 	return pricing.USDBucketTop(t.primary) / (cd.primary / o.PriceUSDHr) * (1 + 1e-9)
+}
+
+// floorTerms bound the job cost of any offer of cd's shape at price p from below, as
+// p x perPrice + add: the billed hours of the uninterrupted run (setup plus run; spot
+// only adds to it) per dollar of the hourly price, and the egress (the disk costs at
+// least nothing). Offers of one shape share the provider, so the billing rule and the
+// egress price.
+func (ev *evaluator) floorTerms(cd *cand) (perPrice, add float64) {
+	o := &ev.in.Offers[cd.i]
+	nodes := float64(max(cd.vk.nodes, 1))
+	perPrice = ev.in.billing(o.Provider).BilledHours(ev.setup+cd.hours) * nodes
+	add = ev.uploadGB(ev.variant(cd.vk)) * ev.in.egressOf(o.Provider)
+	return perPrice, add
+}
+
+// floorOf is cd with its figure, as shown, and its speed at their floor over every offer
+// of its shape at cd's price or dearer (floorTerms, and the uninterrupted run's hours):
+// when the floor ranks after t (rankAfter), so does every such offer, since rankAfter
+// compares figure, speed, figure, price and spare in turn and the floor is no more than
+// the offer in each. Without a job size (or by the hour) the figure is proportional to
+// the price and cd is its own floor.
+func floorOf(ev *evaluator, cd *cand) *cand {
+	if cd.hours < 0 || ev.in.Rank != RankJob {
+		return cd
+	}
+	ev.time(cd)
+	f := *cd
+	perPrice, add := ev.floorTerms(cd)
+	f.primary = ev.in.Offers[cd.i].PriceUSDHr*perPrice + add
+	f.shown = pricing.RoundUSD(f.primary)
+	f.speed = ev.setup + cd.hours
+	return &f
 }
 
 // RecountExclusions sets each exclusion's offer count to counts[its GPU model] (matching

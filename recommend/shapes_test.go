@@ -142,9 +142,38 @@ func randomInputs(t *testing.T, r *rand.Rand, n int) []RecommendInput {
 			in.Tokens = 1e8 // sized: the job's dollars; else the dollars per unit of work
 		}
 		in.Rank = []Rank{"", RankJob, RankHourly}[r.IntN(3)]
+		if r.IntN(3) == 0 {
+			addRegionalExtras(r, &in) // spot bands and disk prices per region (allin.go)
+		}
 		out = append(out, in)
 	}
 	return out
+}
+
+// addRegionalExtras gives in fetched spot bands and block-storage prices that differ by
+// region (randomOffers' r0..r11 and instance types t0..t59), a dataset and an upload, so
+// offers of one shape differ in more than their price.
+func addRegionalExtras(r *rand.Rand, in *RecommendInput) {
+	for reg := range 12 {
+		region := fmt.Sprintf("r%d", reg)
+		for _, p := range []string{"aws", "gcp", "lambda"} {
+			if r.IntN(3) > 0 {
+				in.StoragePrices = append(in.StoragePrices, pricing.StoragePrice{Provider: p, Region: region, Product: "disk",
+					USDPerGiBMonth: float64(1+r.IntN(30)) / 100, Source: "test"})
+			}
+			for typ := range 60 {
+				if r.IntN(3) == 0 {
+					lo := float64(r.IntN(40))
+					in.SpotBands = append(in.SpotBands, pricing.SpotBand{Provider: p, Region: region, InstanceType: fmt.Sprintf("t%d", typ),
+						LowPct: lo, HighPct: lo + float64(1+r.IntN(20)), PeriodHours: 24, Source: "test"})
+				}
+			}
+		}
+	}
+	in.DatasetGB = float64(r.IntN(3) * 200)
+	if r.IntN(2) == 0 {
+		in.UploadGB = ptr(float64(r.IntN(500)))
+	}
 }
 
 func describe(in RecommendInput) string {

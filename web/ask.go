@@ -88,6 +88,12 @@ var askGroups = []fieldGroup{
 		{Name: "deadline", Label: "Deadline", Kind: "text", Help: "finish within (6h)"},
 		{Name: "mfu", Label: "GEMM efficiency", Kind: "number", Step: "any", Help: "0-1; default per GPU generation"},
 	}},
+	{Legend: "Spot risk and the all-in bill", Fields: []field{
+		{Name: "dataset-gb", Label: "Dataset GB", Kind: "number", Step: "any", Help: "on the job's disk"},
+		{Name: "upload-gb", Label: "Upload GB", Kind: "number", Step: "any", Default: "trained weights", Help: "egress out"},
+		{Name: "checkpoint-every", Label: "Checkpoint every", Kind: "text", Default: "Young/Daly", Help: "spot (30m)"},
+		{Name: "spot-mtbi", Label: "Spot MTBI", Kind: "text", Default: "the band's", Help: "mean time between interruptions (20h)"},
+	}},
 	{Legend: "Which offers", Fields: []field{
 		{Name: "provider", Label: "Providers", Kind: "text", List: "providers", Help: "comma list"},
 		{Name: "region", Label: "Regions", Kind: "text", Help: "comma list"},

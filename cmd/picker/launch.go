@@ -301,3 +301,17 @@ func writeLaunchLines(w io.Writer, rows []providerRow) {
 		}
 	}
 }
+
+// withCapacity gives offers read for `picker offers` (and /v1/offers, export) their stored
+// capacity word, so their JSON says `available` as recommend's does.
+func withCapacity(ctx context.Context, st offerStore, offers []pricing.Offer) ([]pricing.Offer, error) {
+	ls, ok := st.(launchStore)
+	if !ok || len(offers) == 0 {
+		return offers, nil
+	}
+	c, err := ls.ReadCapacity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return (&launchFacts{capacity: c}).apply(offers), nil
+}

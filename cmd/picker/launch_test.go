@@ -232,3 +232,35 @@ func TestLaunchWarnings(t *testing.T) {
 		t.Errorf("apply: %v (the caller's slice %v); want sold out on a copy", got[0].Available, offers[0].Available)
 	}
 }
+
+// TestOffersSayAvailable: `picker offers -o json` gives an offer its stored capacity word
+// (available false for one its provider reported sold out) and says nothing for the rest.
+func TestOffersSayAvailable(t *testing.T) {
+	db := tempDB(t)
+	r := runCLIEnv(t, nil, "--db", db, "offers", "--provider", "lambda", "--limit", "2", "-o", "json")
+	var offers []map[string]any
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &offers) != nil || len(offers) != 2 {
+		t.Fatalf("offers: exit %d, %.300s %s", r.code, r.stdout, r.stderr)
+	}
+	o := pricing.Offer{Provider: offers[0]["provider"].(string), Region: offers[0]["region"].(string), Zone: offers[0]["zone"].(string),
+		InstanceType: offers[0]["instance_type"].(string), Purchase: pricing.Purchase(offers[0]["purchase"].(string)), Available: pricing.SoldOut}
+	st, err := store.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WriteCapacity(t.Context(), o.Provider, nil, []pricing.Offer{o}, fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	r = runCLIEnv(t, nil, "--db", db, "offers", "--provider", "lambda", "--limit", "2", "-o", "json")
+	offers = nil
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &offers) != nil || len(offers) != 2 {
+		t.Fatalf("offers: exit %d, %.300s %s", r.code, r.stdout, r.stderr)
+	}
+	if v, ok := offers[0]["available"]; !ok || v != false {
+		t.Errorf("the sold-out offer: available %v (%v); want false", v, ok)
+	}
+	if _, ok := offers[1]["available"]; ok {
+		t.Errorf("an offer without a word: available %v; want it omitted", offers[1]["available"])
+	}
+}

@@ -216,6 +216,9 @@ func RunOffersPage(ctx context.Context, o *OffersOptions) (store.Page, error) {
 	if p.Offers == nil {
 		p.Offers = []pricing.Offer{}
 	}
+	if p.Offers, err = withCapacity(ctx, st, p.Offers); err != nil { // launch.go
+		return store.Page{}, err
+	}
 	o.Hint = memoryUnitsHint(ctx, st, q, p.Total)
 	return p, nil
 }

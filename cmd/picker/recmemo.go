@@ -56,7 +56,7 @@ func memoKey(o *RecommendOptions, q store.Query, in recommend.RecommendInput) st
 	}
 	return fmt.Sprintf("%q|%q|%#v|%v|%#v|%s|%g|%g|%d|%g|%g|%d|%s|%g|%g|%g|%s|%d|%q|%v|%v",
 		o.Model, o.Params, in.Job, in.PinGPUs, q, in.Rank, in.Tokens, in.Images, in.Steps, in.HeadroomPct, in.MFU, in.Top,
-		in.Engine, in.PromptTokens, in.OutputTokens, in.Requests, setup, in.Deadline, in.Vendor, in.ByRegion, in.IgnoreQuota)
+		in.Engine, in.PromptTokens, in.OutputTokens, in.Requests, setup, in.Deadline, in.Vendor, in.ByRegion, in.IgnoreQuota) + billKey(in) // allin.go
 }
 
 // recommend returns fit.Recommend's answer over the offers recommendOffers reads, from

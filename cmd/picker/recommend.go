@@ -50,6 +50,8 @@ type RecommendOptions struct {
 	ByRegion   bool
 	Vendor     string // fit.VendorAny, VendorNVIDIA or VendorAMD
 
+	Bill billOptions // the all-in bill and spot risk (allin.go)
+
 	Resolve    ModelResolver
 	Store      func(context.Context) (offerStore, error)
 	IO         *IOStreams // where recommendRun prints; the API and web pages render the result themselves
@@ -67,7 +69,7 @@ type RecommendOptions struct {
 
 func (o *RecommendOptions) params() []param {
 	ps := append(append(o.JobRequest.params(), o.Filters.params("on-demand", false)...), o.launchParams()...)
-	return append(ps,
+	ps = append(ps,
 		param{name: "max-gpus", kind: kindInt, usage: "largest instance to consider, in GPUs (0 = any)",
 			set: func(v string) (err error) { o.MaxGPUs, err = parseInt("max-gpus", 0)(v); return }},
 		param{name: "rank", usage: "job (the cost of the work: the job's dollars with --tokens/--requests/--image-count, else per million tokens or per image) or hourly (the price per hour)", def: string(recommend.RankJob),
@@ -89,6 +91,7 @@ func (o *RecommendOptions) params() []param {
 		param{name: "setup", typ: "duration", usage: "start-up overhead billed before the job, e.g. 10m (default: 5 min + model download at 1 Gbit/s)", set: o.setSetup},
 		param{name: "deadline", typ: "duration", usage: "only offers that finish (setup + run) within this, e.g. 6h", set: o.setDeadline},
 	)
+	return append(ps, o.Bill.params()...) // allin.go
 }
 
 // parseDuration reads a --setup/--deadline value: a Go duration ("90m", "6h") or a
@@ -176,6 +179,9 @@ func RunRecommend(ctx context.Context, o *RecommendOptions) (*RecommendResult, e
 		SetupHours: o.SetupHours, Deadline: o.Deadline, Vendor: o.Vendor, ByRegion: o.ByRegion,
 	}
 	start := time.Now()
+	if err := o.Bill.apply(ctx, st, &in); err != nil { // allin.go
+		return nil, err
+	}
 	if o.launch, err = loadLaunch(ctx, st, &in, o.IgnoreQuota); err != nil { // launch.go
 		return nil, err
 	}
@@ -337,6 +343,7 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 		if s.Verbose {
 			writeServeLines(w, r.Offers) // serveline.go
 		}
+		writeBill(w, r.Recommendation) // allin.go
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
+)
+
+// billOptions are recommend's all-in bill and spot-risk flags (issue 24): the dataset on
+// the job's disk, what it uploads, the checkpoint interval and a mean time between spot
+// interruptions that overrides the stored bands.
+type billOptions struct {
+	DatasetGB       float64
+	UploadGB        *float64
+	CheckpointEvery time.Duration
+	SpotMTBI        time.Duration
+}
+
+func (b *billOptions) params() []param {
+	return []param{
+		{name: "dataset-gb", kind: kindFloat, usage: "the dataset on the job's disk, GB (the disk also holds the weights and two checkpoints)", set: nonNegative("dataset-gb", &b.DatasetGB)},
+		{name: "upload-gb", kind: kindFloat, usage: "data the job uploads out, GB, priced at the provider's egress (default: a training job's trained weights in 16 bits)",
+			set: func(v string) error {
+				var u float64
+				if err := nonNegative("upload-gb", &u)(v); err != nil {
+					return err
+				}
+				b.UploadGB = &u
+				return nil
+			}},
+		{name: "checkpoint-every", typ: "duration", usage: "spot: checkpoint this often, e.g. 30m (default: the Young/Daly optimum for the checkpoint's write time and the interruption band)",
+			set: positiveDuration("checkpoint-every", &b.CheckpointEvery)},
+		{name: "spot-mtbi", typ: "duration", usage: "spot: mean time between interruptions, e.g. 20h, instead of the provider's interruption band",
+			set: positiveDuration("spot-mtbi", &b.SpotMTBI)},
+	}
+}
+
+// positiveDuration parses a positive duration flag (parseDuration: "90m", "6h" or hours).
+func positiveDuration(name string, dst *time.Duration) func(string) error {
+	return func(v string) error {
+		d, err := parseDuration(name, v)
+		if err == nil && d <= 0 {
+			err = pricing.Errorf(pricing.Invalid, "--%s %q: want a positive duration such as 30m", name, v)
+		}
+		*dst = d
+		return err
+	}
+}
+
+// apply sets the flags and the stored spot bands and storage prices on in.
+func (b *billOptions) apply(ctx context.Context, st offerStore, in *recommend.RecommendInput) error {
+	in.DatasetGB, in.UploadGB, in.CheckpointEvery, in.SpotMTBI = b.DatasetGB, b.UploadGB, b.CheckpointEvery, b.SpotMTBI
+	ms, ok := st.(marketReader)
+	if !ok {
+		return nil
+	}
+	var err error
+	if in.SpotBands, err = ms.SpotBands(ctx); err != nil {
+		return err
+	}
+	in.StoragePrices, err = ms.StoragePrices(ctx)
+	return err
+}
+
+// marketReader is a store that keeps spot bands and storage prices (store.Store).
+type marketReader interface {
+	SpotBands(ctx context.Context) ([]pricing.SpotBand, error)
+	StoragePrices(ctx context.Context) ([]pricing.StoragePrice, error)
+}
+
+// billKey is the part of the memo key (recmemo.go) the bill flags decide. The stored
+// bands and prices move the store's data version with the offers they land beside.
+func billKey(in recommend.RecommendInput) string {
+	up := "default"
+	if in.UploadGB != nil {
+		up = fmt.Sprint(*in.UploadGB)
+	}
+	return fmt.Sprintf("|bill %g %s %s %s", in.DatasetGB, up, in.CheckpointEvery, in.SpotMTBI)
+}
+
+// writeBill says how the top offer's job cost adds up, what its provider keeps billing
+// once it stops, and how spot compares, expected restarts included.
+func writeBill(w io.Writer, r *recommend.Recommendation) {
+	if len(r.Offers) == 0 || r.Offers[0].Bill == nil || r.Offers[0].EstCostUSD == nil {
+		return
+	}
+	f := r.Offers[0]
+	b := f.Bill
+	parts := []string{fmt.Sprintf("compute %s (boot %s", usd(b.ComputeUSD), usd(b.BootUSD))}
+	if f.SpotRisk != nil {
+		parts[0] += fmt.Sprintf(", expected spot restarts %s", usd(b.RestartUSD))
+	}
+	parts[0] += ")"
+	disk := "included"
+	if !b.DiskIncluded {
+		disk = fmt.Sprintf("%s (%.0f GiB %s)", usd(b.DiskUSD), b.DiskGiB, b.DiskProduct)
+	}
+	parts = append(parts, "disk "+disk, fmt.Sprintf("egress %s (%.1f GB)", usd(b.EgressUSD), b.UploadGB))
+	fmt.Fprintf(w, "job $ of %s %s: %s = %s\n", f.Provider, f.InstanceType, usd(*f.EstCostUSD), strings.Join(parts, " + "))
+	if s := f.SpotRisk; s != nil {
+		every := "no checkpoint needed"
+		if s.CheckpointEveryHours != nil {
+			every = fmt.Sprintf("checkpoint every %s", formatHours(*s.CheckpointEveryHours))
+		}
+		fmt.Fprintf(w, "spot: %s interruption band (%s), mean %s between interruptions, %s: %.2f interruptions expected\n",
+			s.Band, bandSource(s), formatHours(s.MTBIHours), every, s.ExpectedInterruptions)
+	}
+	if b.Stopped != "" {
+		fmt.Fprintln(w, "note:", b.Stopped)
+	}
+	if sv := r.SpotSaving; sv != nil {
+		fmt.Fprintln(w, sv.Statement)
+	}
+}
+
+// bandSource is where a band came from, short: the source, or that it is a default.
+func bandSource(s *recommend.SpotRisk) string {
+	if s.Default {
+		return "default: " + s.Source
+	}
+	return s.Source
+}
+
+// formatHours is a duration in hours as a person reads it: "45m", "3.2h", "41d".
+func formatHours(h float64) string {
+	switch {
+	case h < 1:
+		return fmt.Sprintf("%.0fm", h*60)
+	case h < 48:
+		return fmt.Sprintf("%.1fh", h)
+	}
+	return fmt.Sprintf("%.0fd", h/24)
+}
