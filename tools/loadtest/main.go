@@ -7,6 +7,8 @@
 //
 //	go build -o /tmp/picker ./cmd/picker
 //	go run ./tools/loadtest -picker /tmp/picker -offers 100000 -clients 64 -requests 100
+//
+// With -hostile it runs issue 30's test instead (hostile.go).
 package main
 
 import (
@@ -74,10 +76,18 @@ func main() {
 	maxConc := flag.Int("max-concurrent", 0, "[daemon] max_concurrent (0: the daemon's default)")
 	duration := flag.Duration("duration", 3*time.Minute, "stop sending after this long")
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed at the end)")
+	hostile := flag.Bool("hostile", false, "issue 30's test (hostile.go): routes and pages for -duration while `picker refresh` rewrites every price")
 	flag.Parse()
 	if *picker == "" {
 		fmt.Fprintln(os.Stderr, "loadtest: -picker is required")
 		os.Exit(2)
+	}
+	if *hostile {
+		if err := runHostile(*picker, *nOffers, *clients, *duration, *dir); err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(*picker, *nOffers, *clients, *perClient, *maxConc, *duration, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
