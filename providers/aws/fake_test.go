@@ -24,7 +24,7 @@ import (
 // as an `endpoint` mirror does: EC2 calls are told apart by the region in their SigV4
 // credential scope, GetProducts calls by their regionCode filter.
 type fakeAWS struct {
-	t         *testing.T
+	t         testing.TB
 	products  map[string][][]byte // region -> GetProducts page bodies
 	itItems   map[string]string   // DescribeInstanceTypes items by instance type
 	itTypes   []string            // the fixtures' instance types, in order
@@ -89,7 +89,7 @@ func encodeItems(items []json.RawMessage) []string {
 	return out
 }
 
-func newFakeAWS(t *testing.T) *fakeAWS {
+func newFakeAWS(t testing.TB) *fakeAWS {
 	f := &fakeAWS{
 		t: t,
 		products: map[string][][]byte{

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/providers"
@@ -211,4 +214,49 @@ func (f *fakeAWS) scoredType(t string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Contains(f.scored, t)
+}
+
+// BenchmarkFetchMarket is a refresh of the test fake's two regions without and with the
+// spot and storage read (the Advisor file, a placement score per GPU type, EBS per
+// region): what the daily read adds to a refresh, in time and requests (reported).
+func BenchmarkFetchMarket(b *testing.B) {
+	fake := newFakeAWS(b)
+	url := providertestServeBench(b, fake)
+	b.Setenv("AWS_ACCESS_KEY_ID", "AKIDPICKERTEST")
+	b.Setenv("AWS_SECRET_ACCESS_KEY", "picker-test-secret")
+	b.Setenv("AWS_CONFIG_FILE", filepath.Join(b.TempDir(), "none"))
+	b.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(b.TempDir(), "none"))
+	b.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	p, err := New(Config{Common: providers.Common{Regions: []string{"us-east-1", "us-west-2"}, Endpoint: url}}, WithRetry(2, time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		market bool
+	}{{"prices", false}, {"prices+market", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			if c.market {
+				ctx = providers.WithMarketRead(ctx)
+			}
+			req := 0
+			for b.Loop() {
+				snap, err := p.Fetch(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if snap.Market != nil {
+					req = snap.Market.Requests
+				}
+			}
+			b.ReportMetric(float64(req), "market-requests/op")
+		})
+	}
+}
+
+func providertestServeBench(b *testing.B, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	return srv.URL
 }
