@@ -290,9 +290,10 @@ func TestCalibrationRecentModels(t *testing.T) {
 
 // TestCalibrationStack scores the published figures of issue 23 (vram_cases_stack.csv:
 // sharded and accumulating training on stacks the other files do not exercise; a source,
-// an environment and a method per row). These are the closest thing here to unseen data,
-// so the gate is that every row is a command picker accepts and at least half pass; the
-// per-source scores are logged so that a source the model misses stands out.
+// an environment and a method per row). These are the closest thing here to unseen data:
+// they are scored, not tuned to, so the gate is only that every row is a command picker
+// accepts; the scores, per source and per task, are logged so that a source the model
+// misses stands out.
 func TestCalibrationStack(t *testing.T) {
 	path := filepath.Join(calibrationDir, "vram_cases_stack.csv")
 	col, rows := readCSV(t, path)
@@ -314,8 +315,8 @@ func TestCalibrationStack(t *testing.T) {
 			t.Errorf("%s: picker %s: %v", c.id, strings.Join(c.args, " "), err)
 		}
 	}
-	if s := scoreCalibration(t, path); 2*s.pass < s.n {
-		t.Errorf("%s: %d/%d cases pass; want at least half", path, s.pass, s.n)
+	if s := scoreCalibration(t, path); s.n != len(rows) {
+		t.Errorf("%s: %d of %d rows scored", path, s.n, len(rows))
 	}
 }
 
