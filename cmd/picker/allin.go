@@ -9,6 +9,7 @@ import (
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/recommend"
+	"github.com/pickergpu/picker/store"
 )
 
 // billOptions are recommend's all-in bill and spot-risk flags (issue 24): the dataset on
@@ -135,4 +136,86 @@ func formatHours(h float64) string {
 		return fmt.Sprintf("%.1fh", h)
 	}
 	return fmt.Sprintf("%.0fd", h/24)
+}
+
+// marketRow is `picker providers`' view of a provider's spot bands and storage prices:
+// how many are stored, the newest good read and its age, the last read's failures.
+type marketRow struct {
+	SpotBands     int        `json:"spot_bands"`
+	StoragePrices int        `json:"storage_prices"`
+	LastOK        *time.Time `json:"last_ok,omitempty"`
+	Attempted     time.Time  `json:"attempted"`
+	Age           string     `json:"age,omitempty"`
+	Error         string     `json:"error,omitempty"`
+	Requests      int        `json:"requests"`
+}
+
+// addMarketRows fills the rows' spot_storage column from st (nothing from a store that
+// keeps no market data).
+func (a *app) addMarketRows(ctx context.Context, st any, rows []providerRow) error {
+	ms, ok := st.(interface {
+		marketReader
+		MarketStatuses(ctx context.Context) ([]store.MarketStatus, error)
+	})
+	if !ok {
+		return nil
+	}
+	sts, err := ms.MarketStatuses(ctx)
+	if err != nil || len(sts) == 0 {
+		return err
+	}
+	bands, err := ms.SpotBands(ctx)
+	if err != nil {
+		return err
+	}
+	prices, err := ms.StoragePrices(ctx)
+	if err != nil {
+		return err
+	}
+	now := a.now()
+	for i := range rows {
+		for _, m := range sts {
+			if m.Provider != rows[i].Name {
+				continue
+			}
+			r := &marketRow{Attempted: m.Attempted, Error: a.redactor().String(m.Error), Requests: m.Requests}
+			if !m.LastOK.IsZero() {
+				t := m.LastOK
+				r.LastOK, r.Age = &t, formatAge(now.Sub(t))
+			}
+			for _, b := range bands {
+				if b.Provider == m.Provider {
+					r.SpotBands++
+				}
+			}
+			for _, p := range prices {
+				if p.Provider == m.Provider {
+					r.StoragePrices++
+				}
+			}
+			rows[i].Market = r
+		}
+	}
+	return nil
+}
+
+// writeMarketLines prints, under the providers table, a line per provider with spot or
+// storage data: "spot/storage: aws: 12 spot bands, 2 storage prices, read 3 h ago".
+func writeMarketLines(w io.Writer, rows []providerRow) {
+	for _, r := range rows {
+		m := r.Market
+		if m == nil {
+			continue
+		}
+		line := fmt.Sprintf("spot/storage: %s: %d spot bands, %d storage prices", r.Name, m.SpotBands, m.StoragePrices)
+		if m.LastOK == nil {
+			line += ", never read well"
+		} else {
+			line += ", read " + m.Age + " ago"
+		}
+		if m.Error != "" {
+			line += fmt.Sprintf("; the last read, %s, failed in part, the last good data kept: %s", m.Attempted.UTC().Format(time.RFC3339), oneLine(m.Error))
+		}
+		fmt.Fprintln(w, line)
+	}
 }

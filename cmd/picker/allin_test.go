@@ -197,3 +197,34 @@ func TestRecommendSpotAndBillFromStore(t *testing.T) {
 		}
 	}
 }
+
+// TestProvidersShowsMarketData: `picker providers` says how many spot bands and storage
+// prices a provider has stored and how old its newest good read is, in the table's
+// answer and in JSON.
+func TestProvidersShowsMarketData(t *testing.T) {
+	db := spotAccount(t)
+	r := runCLI(t, db, false, "providers")
+	if r.code != 0 || !strings.Contains(r.stdout, "spot/storage: aws: 6 spot bands, 1 storage prices, read 2 h ago") {
+		t.Errorf("providers: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, db, false, "providers", "-o", "json")
+	var rows []struct {
+		Name   string `json:"name"`
+		Market *struct {
+			SpotBands     int    `json:"spot_bands"`
+			StoragePrices int    `json:"storage_prices"`
+			Age           string `json:"age"`
+		} `json:"spot_storage"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	for _, row := range rows {
+		if row.Name == "aws" && (row.Market == nil || row.Market.SpotBands != 6 || row.Market.StoragePrices != 1 || row.Market.Age != "2 h") {
+			t.Errorf("aws row %+v", row.Market)
+		}
+		if row.Name != "aws" && row.Market != nil {
+			t.Errorf("%s has market data %+v", row.Name, row.Market)
+		}
+	}
+}

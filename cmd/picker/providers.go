@@ -48,6 +48,8 @@ type providerRow struct {
 	// read and the provider's capacity word, with their age; nil when there is none.
 	Quotas   *quotaRow    `json:"quotas,omitempty"`
 	Capacity *capacityRow `json:"capacity,omitempty"`
+	// Market is the spot-band and storage-price read's state (allin.go); nil when none.
+	Market *marketRow `json:"spot_storage,omitempty"`
 }
 
 func (a *app) providersCmd() *cobra.Command {
@@ -119,7 +121,10 @@ func (a *app) providerRows(ctx context.Context) ([]providerRow, error) {
 	for _, name := range rest {
 		add(name, false, "embedded snapshot only", "")
 	}
-	return rows, a.addLaunchRows(ctx, st, rows) // launch.go
+	if err := a.addLaunchRows(ctx, st, rows); err != nil { // launch.go
+		return rows, err
+	}
+	return rows, a.addMarketRows(ctx, st, rows) // allin.go
 }
 
 // liveRuns splits what the store knows of a provider's runs into its live refreshes
@@ -191,5 +196,6 @@ func writeProviders(s *IOStreams, rows []providerRow) error {
 		return err
 	}
 	writeLaunchLines(s.Out, rows) // launch.go
+	writeMarketLines(s.Out, rows) // allin.go
 	return nil
 }
