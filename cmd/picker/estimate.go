@@ -55,13 +55,20 @@ func estimateRun(ctx context.Context, o *EstimateOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeEstimate(o.IO, res); err != nil {
-		return err
-	}
-	if o.IO.Format != "json" && o.IO.Format != "csv" {
-		fmt.Fprintf(o.IO.Out, "\nwith %s %% headroom (recommend's check): %s GiB per GPU\n", num(o.HeadroomPct, 1), num(res.DeviceTotalGiB*(1+o.HeadroomPct/100), 2))
-	}
-	return nil
+	return writeEstimate(o.IO, res, o.HeadroomPct)
+}
+
+// estimateAnswer is estimate's JSON (the CLI's, the API's and MCP's): the estimate and
+// the need per GPU that recommend checks against an offer, device_total_gib with
+// --headroom (CONTRACT: headroom_pct, need_per_gpu_gib).
+type estimateAnswer struct {
+	*fit.Result
+	HeadroomPct   float64 `json:"headroom_pct"`
+	NeedPerGPUGiB float64 `json:"need_per_gpu_gib"`
+}
+
+func newEstimateAnswer(r *fit.Result, headroomPct float64) estimateAnswer {
+	return estimateAnswer{Result: r, HeadroomPct: headroomPct, NeedPerGPUGiB: fit.Round3(r.DeviceTotalGiB * (1 + headroomPct/100))}
 }
 
 func (a *app) estimateCmd() *cobra.Command {
@@ -84,20 +91,21 @@ func (a *app) estimateCmd() *cobra.Command {
 	return cmd
 }
 
-func writeEstimate(s *IOStreams, r *fit.Result) error {
+func writeEstimate(s *IOStreams, r *fit.Result, headroomPct float64) error {
 	w := s.Out
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(s.ErrOut, "warning:", warn)
 	}
+	a := newEstimateAnswer(r, headroomPct)
 	switch s.Format {
 	case "json":
-		return writeJSON(w, r)
+		return writeJSON(w, a)
 	case "csv":
 		b := r.Breakdown
 		return writeCSV(w, []string{"model", "task", "precision", "quant", "batch", "seq_len", "gpus", "shard", "trainable_params",
-			"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "kv_cache_gib", "workspace_gib", "peak_allocated_gib", "device_total_gib", "cpu_ram_gib", "peak_reserved_gib", "framework"},
+			"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "kv_cache_gib", "workspace_gib", "peak_allocated_gib", "device_total_gib", "cpu_ram_gib", "peak_reserved_gib", "framework", "headroom_pct", "need_per_gpu_gib"},
 			[][]string{{r.Model.Name, string(r.Job.Task), string(r.Job.Precision), string(r.Job.Quant), fmt.Sprint(r.Job.Batch), fmt.Sprint(r.Job.SeqLen), fmt.Sprint(r.Job.GPUs), string(r.Job.Shard), fmt.Sprint(r.TrainableParams),
-				num(b.Weights, 3), num(b.Gradients, 3), num(b.Optimizer, 3), num(b.Activations, 3), num(b.KVCache, 3), num(b.Workspace, 3), num(r.PeakAllocatedGiB, 3), num(r.DeviceTotalGiB, 3), num(r.CPURAMGiB, 3), num(r.PeakReservedGiB, 3), string(r.Job.Framework)}})
+				num(b.Weights, 3), num(b.Gradients, 3), num(b.Optimizer, 3), num(b.Activations, 3), num(b.KVCache, 3), num(b.Workspace, 3), num(r.PeakAllocatedGiB, 3), num(r.DeviceTotalGiB, 3), num(r.CPURAMGiB, 3), num(r.PeakReservedGiB, 3), string(r.Job.Framework), num(a.HeadroomPct, 1), num(a.NeedPerGPUGiB, 3)}})
 	}
 	fmt.Fprintf(w, "%s (%s, %s)  %s\n", r.Model.Name, r.Model.Architecture, paramSummary(r.Model), jobSummary(r.Job))
 	if r.TrainableParams > 0 {
@@ -140,6 +148,7 @@ func writeEstimate(s *IOStreams, r *fit.Result) error {
 			fmt.Fprintln(w, "  - "+s)
 		}
 	}
+	fmt.Fprintf(w, "\nwith %s %% headroom (recommend's check): %s GiB per GPU\n", num(a.HeadroomPct, 1), num(r.DeviceTotalGiB*(1+a.HeadroomPct/100), 2))
 	return nil
 }
 

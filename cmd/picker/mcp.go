@@ -104,7 +104,7 @@ func (a *app) mcpTools() []mcpTool {
 				if err != nil {
 					return priceAge{}, err
 				}
-				return priceAge{Note: "an estimate reads no prices"}, writeEstimate(jsonOut(w), res)
+				return priceAge{Note: "an estimate reads no prices"}, writeEstimate(jsonOut(w), res, o.HeadroomPct)
 			}},
 		{name: "recommend", desc: "Recommend the GPU instances that fit the job, cheapest for the work first (`picker recommend -o json`); " +
 			"an empty offers list with nearest_miss when nothing fits.",

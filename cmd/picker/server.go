@@ -68,7 +68,11 @@ var apiRoutes = []struct {
 		if err := bindJobQuery(q, o.params(), &o.JobRequest); err != nil {
 			return nil, err
 		}
-		return RunEstimate(ctx, o)
+		res, err := RunEstimate(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return newEstimateAnswer(res, o.HeadroomPct), nil
 	}},
 	{"/v1/recommend", func(a *app, ctx context.Context, q url.Values) (any, error) {
 		o := a.newRecommendOptions()
