@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 )
 
 // syntheticOffers makes n distinct offers of one provider spread over regions, GPU
@@ -384,5 +385,72 @@ func BenchmarkWriteMarket30k(b *testing.B) {
 		if r.Changed != 3000 {
 			b.Fatalf("changed %d, want 3000", r.Changed)
 		}
+	}
+}
+
+var marketDB struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// BenchmarkReadMarket: recommend's first read over a 100k-offer marketplace (every
+// offer its own shape, marketOffers) by fit-fact set, and by shape as before the sets
+// (the sets' rules made stale, so ReadShapes falls back), against the full on-demand read.
+func BenchmarkReadMarket(b *testing.B) {
+	ctx := context.Background()
+	marketDB.once.Do(func() {
+		if marketDB.dir, marketDB.err = os.MkdirTemp("", "picker-bench-market-"); marketDB.err != nil {
+			return
+		}
+		s, err := Open(ctx, filepath.Join(marketDB.dir, "market.db"))
+		if err != nil {
+			marketDB.err = err
+			return
+		}
+		defer s.Close()
+		_, marketDB.err = s.WriteSnapshot(ctx, "vast", WriteInput{Offers: marketOffers(100_000), Finished: at(0)})
+	})
+	if marketDB.err != nil {
+		b.Fatal(marketDB.err)
+	}
+	b.Cleanup(func() { os.RemoveAll(marketDB.dir) })
+	s, err := Open(ctx, filepath.Join(marketDB.dir, "market.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	none := func([]pricing.Offer, [][]pricing.Offer, []bool) ([]ShapeNeed, error) { return nil, nil }
+	stale := func(on bool) {
+		v := recommend.FactsVersion()
+		if on {
+			v = "stale"
+		}
+		if _, err := s.db.ExecContext(ctx, "UPDATE facts_meta SET version = ?", v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		stale bool
+		read  func() ([]pricing.Offer, error)
+	}{
+		{"facts/on-demand", false, func() ([]pricing.Offer, error) { return s.ReadShapes(ctx, Query{Purchase: pricing.OnDemand}, none) }},
+		{"shapes/on-demand", true, func() ([]pricing.Offer, error) { return s.ReadShapes(ctx, Query{Purchase: pricing.OnDemand}, none) }},
+		{"full-scan/on-demand", false, func() ([]pricing.Offer, error) { return s.Offers(ctx, Query{Purchase: pricing.OnDemand}) }},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			stale(tt.stale)
+			defer stale(false)
+			n := 0
+			for b.Loop() {
+				out, err := tt.read()
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(out)
+			}
+			b.ReportMetric(float64(n), "offers")
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/recommend"
@@ -201,4 +202,68 @@ func groupOffersSQL(q Query, g groupTable) (string, []any, error) {
 // offer read.
 func askCursor(a shapeAsk) ([]byte, error) {
 	return json.Marshal([]any{a.shape, a.maxPrice, a.after.PriceUSDHr, a.after.Region, a.after.Zone, a.after.InstanceType})
+}
+
+// writeFactsImage rebuilds the facts image (every set's cheapest current offer, as the
+// first read without offer filters returns them) at version, inside tx, the write
+// transaction that just recorded that run (called with writeImage).
+func writeFactsImage(ctx context.Context, tx *sql.Tx, version int64) error {
+	query, args, err := cheapestPerFactsSQL(Query{})
+	if err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var sets []shapeOffer
+	for rows.Next() {
+		so, err := scanShapeOffer(rows)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, so)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	slices.SortFunc(sets, func(a, b shapeOffer) int { return offerOrder(&a.Offer, &b.Offer) })
+	_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO facts_image (id, version, data) VALUES (1, ?, ?)", version, encodeImage(sets))
+	return err
+}
+
+// cheapestFromImage is the first read by set from the facts image, for a query with no
+// offer filter; ok false when the image is not current or UseImage turned images off
+// (the caller reads the table).
+func (s *Store) cheapestFromImage(ctx context.Context, db queryer, q Query) (out []shapeOffer, ok bool, err error) {
+	if s.noImage {
+		return nil, false, nil
+	}
+	rows, err := db.QueryContext(ctx, "SELECT data FROM facts_image WHERE id = 1 AND version = ("+imageVersionSQL+")")
+	if err != nil {
+		return nil, false, err
+	}
+	var data []byte
+	if rows.Next() {
+		err = rows.Scan(&data)
+	}
+	rows.Close()
+	if err != nil || data == nil {
+		return nil, false, err
+	}
+	d, err := decodeImage(data)
+	if err != nil {
+		return nil, false, nil // unreadable: the table answers
+	}
+	match, err := imageMatcher(d, q)
+	if err != nil {
+		return nil, false, err
+	}
+	d.each(func(r *imageRow) {
+		if match(r) {
+			out = append(out, shapeOffer{shape: d.shapes[r.shape].id, Offer: d.offer(r)})
+		}
+	})
+	return out, true, nil
 }

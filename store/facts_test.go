@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,4 +147,54 @@ func TestFactsQueryPlans(t *testing.T) {
 			t.Errorf("set offers %+v: plan lacks %q, or sorts or scans:\n%s", q, want, joined)
 		}
 	}
+}
+
+// TestFactsImageReadsAsTable: the first read by set from the facts image returns what
+// the facts table's does, across the shape filters, and a write that moves a price
+// leaves no stale image behind.
+func TestFactsImageReadsAsTable(t *testing.T) {
+	defer func(n int) { imageMaxOffers = n }(imageMaxOffers)
+	imageMaxOffers = 0 // no offers image: the facts image is the first read
+	ctx := context.Background()
+	s := openTest(t)
+	var offers []pricing.Offer
+	for i, g := range []string{"H100", "A100", "RTX4090", "L4", "Mystery-GPU"} {
+		for k := range 40 {
+			o := mk("vast", []string{"us", "eu", "asia"}[k%3], g+"-m"+string(rune('a'+k)), []pricing.Purchase{pricing.OnDemand, pricing.Spot}[k%2], float64(1+(k*7+i)%13)/4)
+			o.GPUModel, o.GPUCount, o.GPUMemGiB, o.RAMGiB = g, []float64{0.5, 1, 2, 8}[k%4], 24+float64(i*8), float64(int(64)<<(k%3))
+			offers = append(offers, o)
+		}
+	}
+	queries := []Query{{}, {Purchase: pricing.Spot}, {GPUModels: []string{"h100", "l4"}}, {Providers: []string{"VAST"}, MaxGPUs: 2},
+		{ExcludeFractional: true, MinVRAMGiB: 30}, {MinTotalVRAMGiB: 100}}
+	compare := func(when string) {
+		t.Helper()
+		for _, q := range queries {
+			img, ok, err := s.cheapestFromImage(ctx, s.db, q)
+			if err != nil || !ok {
+				t.Fatalf("%s %+v: no facts image (%v)", when, q, err)
+			}
+			query, args, err := cheapestPerFactsSQL(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			table, err := s.scanShapeOffers(ctx, s.db, q, query, args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.SortFunc(table, func(a, b shapeOffer) int { return offerOrder(&a.Offer, &b.Offer) })
+			if len(table) == 0 || !reflect.DeepEqual(img, table) {
+				t.Errorf("%s %+v: from the image\n%+v\nfrom the table\n%+v", when, q, img, table)
+			}
+		}
+	}
+	if _, err := s.WriteSnapshot(ctx, "vast", WriteInput{Offers: observed(at(1), offers...), Finished: at(1)}); err != nil {
+		t.Fatal(err)
+	}
+	compare("first write")
+	offers[0].PriceUSDHr, offers[7].PriceUSDHr = 0.01, 99
+	if _, err := s.WriteSnapshot(ctx, "vast", WriteInput{Offers: observed(at(2), offers[:150]...), Finished: at(2)}); err != nil {
+		t.Fatal(err)
+	}
+	compare("prices moved, offers closed")
 }

@@ -341,8 +341,16 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// cheapestPerGroup is the first read, by shape or by fit-fact set.
+// cheapestPerGroup is the first read, by shape or by fit-fact set (from the facts image
+// when no filter is per offer).
 func (s *Store) cheapestPerGroup(ctx context.Context, db queryer, q Query, g groupTable) ([]shapeOffer, error) {
+	if _, _, ow, _, err := shapeFilters(q); err == nil && len(ow) == 0 && g == byFacts {
+		if out, ok, err := s.cheapestFromImage(ctx, db, q); err != nil {
+			return nil, s.dbError("read shapes", err)
+		} else if ok {
+			return out, nil
+		}
+	}
 	query, args, err := cheapestSQL(q, g)
 	if err != nil {
 		return nil, err

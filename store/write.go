@@ -146,6 +146,9 @@ func (s *Store) writeSnapshots(ctx context.Context, writes []providerSource, onl
 	if err := writeImage(ctx, tx, results[len(results)-1].RunID); err != nil {
 		return nil, false, s.dbError("write offers image", err)
 	}
+	if err := writeFactsImage(ctx, tx, results[len(results)-1].RunID); err != nil { // facts.go
+		return nil, false, s.dbError("write facts image", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, false, s.dbError("commit write", err)
 	}

@@ -71,7 +71,8 @@ done
 
 # run CMD...: CMD's wall time (from date, µs resolution), then CMD again under
 # peakrss.py (which polls every 5 ms, too coarse for the wall time) for its peak RSS
-# (getrusage's, exact); prints "wall_ms max_rss_kb".
+# (getrusage's, exact) and under /usr/bin/time for its CPU time (user + system, less
+# sensitive than the wall time to a loaded machine); prints "wall_ms max_rss_kb cpu_ms".
 run() {
 	local t0 t1
 	t0=$(date +%s%N)
@@ -79,24 +80,26 @@ run() {
 	t1=$(date +%s%N)
 	python3 tools/peakrss.py "$W/rss.txt" "$@" >/dev/null 2>&1 || true
 	read -r _ _ _ kb <"$W/rss.txt"
-	echo "$(((t1 - t0) / 1000)).0 $kb" | awk '{printf "%.3f %d\n", $1 / 1000, $2}'
+	/usr/bin/time -f "%U %S" -o "$W/cpu.txt" "$@" >/dev/null 2>&1 || true
+	echo "$(((t1 - t0) / 1000)) $kb $(tail -1 "$W/cpu.txt")" | awk '{printf "%.3f %d %.0f\n", $1 / 1000, $2, ($3 + $4) * 1000}'
 }
 
-stats() { # name, file of "label wall_ms rss_kb base_ms" lines
+stats() { # name, file of "label wall_ms rss_kb cpu_ms base_ms base_cpu_ms" lines
 	python3 - "$1" "$2" <<'PY'
 import statistics, sys, collections
 name, path = sys.argv[1], sys.argv[2]
 by = collections.defaultdict(list)
 for l in open(path):
     if l.strip():
-        lab, wall, rss, base = l.split()
-        by[lab].append((float(wall), int(rss), float(base)))
+        lab, wall, rss, cpu, base, bcpu = l.split()
+        by[lab].append((float(wall), int(rss), float(cpu), float(base), float(bcpu)))
 for lab, rows in by.items():
     a = statistics.median(r[0] for r in rows)
-    b = statistics.median(r[2] for r in rows)
+    b = statistics.median(r[3] for r in rows)
     rss = statistics.median(r[1] for r in rows) / 1024
-    pr = statistics.median(r[0] / r[2] for r in rows)
-    print(f"{name} {lab}: picker median {a:.1f} ms, baseline median {b:.1f} ms, ratio of medians {a/b:.2f}x, median pair ratio {pr:.2f}x, peak RSS median {rss:.1f} MiB (n={len(rows)})")
+    pr = statistics.median(r[0] / r[3] for r in rows)
+    ca, cb = statistics.median(r[2] for r in rows), statistics.median(r[4] for r in rows)
+    print(f"{name} {lab}: picker median {a:.1f} ms, baseline median {b:.1f} ms, ratio of medians {a/b:.2f}x, median pair ratio {pr:.2f}x; CPU medians {ca:.0f} / {cb:.0f} ms; peak RSS median {rss:.1f} MiB (n={len(rows)})")
 PY
 }
 
@@ -106,9 +109,9 @@ cold() { # name, db file name
 	for l in "${labels[@]}"; do "${bin[$l]}" --db "$W/$l/$2" --config "$W/empty.toml" recommend --model llama-2-7b --task qlora -o json >/dev/null; done # page cache
 	for _ in $(seq "$RUNS"); do
 		for l in "${labels[@]}"; do
-			read -r wall kb < <(run "${bin[$l]}" --db "$W/$l/$2" --config "$W/empty.toml" recommend --model llama-2-7b --task qlora -o json)
-			read -r base _ < <(run "$B/benchbase" -db "$W/$l/$2" -min-vram 8)
-			echo "$l $wall $kb $base" >>"$f"
+			read -r wall kb cpu < <(run "${bin[$l]}" --db "$W/$l/$2" --config "$W/empty.toml" recommend --model llama-2-7b --task qlora -o json)
+			read -r base _ bcpu < <(run "$B/benchbase" -db "$W/$l/$2" -min-vram 8)
+			echo "$l $wall $kb $cpu $base $bcpu" >>"$f"
 		done
 	done
 	stats "cold recommend $1" "$f"
@@ -125,20 +128,19 @@ for i in $(seq 5); do
 		touch -d "@$((1767225600 + (3 + i) * 86400))" "$W/$l/prices.csv"
 		cp "$W/$l/db30k" "$W/$l/db30k-r"
 		rm -f "$W/$l/db30k-r-wal" "$W/$l/db30k-r-shm"
-		python3 tools/peakrss.py "$W/rss.txt" "${bin[$l]}" --config "$W/$l/static.toml" --db "$W/$l/db30k-r" -q refresh --provider static >/dev/null
-		read -r wall _ _ kb <"$W/rss.txt"
-		wall=$(python3 -c "print($wall * 1000)")
-		echo "$l $wall $kb 1" >>"$f"
+		/usr/bin/time -f "%e %U %S %M" -o "$W/time.txt" "${bin[$l]}" --config "$W/$l/static.toml" --db "$W/$l/db30k-r" -q refresh --provider static >/dev/null
+		read -r wall user sys kb <"$W/time.txt"
+		echo "$l $wall $kb $(python3 -c "print($user + $sys)")" >>"$f"
 	done
 done
 python3 - "$f" <<'PY'
 import statistics, sys, collections
 by = collections.defaultdict(list)
 for l in open(sys.argv[1]):
-    lab, wall, kb, _ = l.split()
-    by[lab].append((float(wall), int(kb)))
+    lab, wall, kb, cpu = l.split()
+    by[lab].append((float(wall), int(kb), float(cpu)))
 for lab, rows in by.items():
-    print(f"30k-offer refresh, 10 % changed, {lab}: median {statistics.median(r[0] for r in rows)/1000:.2f} s, peak RSS median {statistics.median(r[1] for r in rows)/1024:.1f} MiB (n={len(rows)}, {' '.join(f'{r[0]/1000:.2f}' for r in rows)} s)")
+    print(f"30k-offer refresh, 10 % changed, {lab}: median {statistics.median(r[0] for r in rows):.2f} s, CPU median {statistics.median(r[2] for r in rows):.2f} s, peak RSS median {statistics.median(r[1] for r in rows)/1024:.1f} MiB (n={len(rows)}, {' '.join(f'{r[0]:.2f}' for r in rows)} s)")
 PY
 
 # The daemon at 100k marketplace offers, every request a different job.
@@ -148,11 +150,18 @@ daemon() { # label
 	local d=$!
 	for _ in $(seq 100); do curl -fs "127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 	local u="http://127.0.0.1:$port/v1/recommend"
-	echo "daemon $l, 20 clients, distinct jobs: $("$B/loadclient" -c 20 -d "${LOAD_SECS}s" \
+	local c0 out c1
+	c0=$(awk '{print $14 + $15}' "/proc/$d/stat")
+	out=$("$B/loadclient" -c 20 -d "${LOAD_SECS}s" \
 		-url "$u?model=llama-2-7b&task=qlora&tokens={n}000000" \
 		-url "$u?model=llama-2-13b&task=lora&batch=4&tokens={n}00000" \
 		-url "$u?model=mistral-7b&task=inference&requests={n}&output-tokens=200" \
-		-url "$u?model=llama-2-70b&task=inference&quant=int8&tokens={n}0000")"
+		-url "$u?model=llama-2-70b&task=inference&quant=int8&tokens={n}0000")
+	c1=$(awk '{print $14 + $15}' "/proc/$d/stat")
+	# The daemon's CPU time over the run (clock ticks, refusals included) per answer.
+	local n
+	n=$(echo "$out" | sed -E 's/requests=([0-9]+) .*/\1/')
+	echo "daemon $l, 20 clients, distinct jobs: $out daemon_cpu_s=$(python3 -c "print(round(($c1 - $c0) / $(getconf CLK_TCK), 2))") cpu_ms_per_request=$(python3 -c "print(round(($c1 - $c0) / $(getconf CLK_TCK) * 1000 / max($n, 1), 2))")"
 	kill $d
 	wait $d 2>/dev/null || true
 }

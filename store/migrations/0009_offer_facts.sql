@@ -60,3 +60,11 @@ CREATE TRIGGER offers_facts_moved AFTER UPDATE OF shape_id, host_max_cuda ON off
 BEGIN
     UPDATE offers SET facts_id = NULL WHERE id = NEW.id;
 END;
+-- The sets' cheapest offers in one row (the offers image's encoding, store/image.go),
+-- rebuilt by every write: a cold recommend over a marketplace decodes one row instead of
+-- stepping through a few thousand. version is as offers_image's.
+CREATE TABLE facts_image (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL,
+    data    BLOB    NOT NULL
+);
