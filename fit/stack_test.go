@@ -2,8 +2,11 @@ package fit
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/pickergpu/picker/model"
 )
 
 func mustEstimate(t *testing.T, model string, j Job) *Result {
@@ -162,5 +165,30 @@ func TestLitGPTFlatParamGradients(t *testing.T) {
 	blocks := float64(m.Dec.Layers*m.Dec.LayerParams) * 2 / 4 / GiB // bf16, sharded over 4 (no accumulation)
 	if lit.Breakdown.Gradients < blocks || hf.Breakdown.Gradients > 0.1 {
 		t.Errorf("gradients litgpt %.3f (want >= the blocks' %.3f), hf %.3f (want only the adapters')", lit.Breakdown.Gradients, blocks, hf.Breakdown.Gradients)
+	}
+}
+
+// T5-3B (testdata/google-t5__t5-3b.json, the Hub's config.json fields for google-t5/t5-3b):
+// 2851M parameters, as DeepSpeed's memory estimator prints for the live model
+// (deepspeedai/DeepSpeed#965: "Model with 2851M total params"), and a LoRA over 4-token
+// targets whose assumptions name the target length.
+func TestT5ThreeBTargets(t *testing.T) {
+	data, err := os.ReadFile("testdata/google-t5__t5-3b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.ModelFromConfig("t5-3b.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ParamCount/1_000_000 != 2851 {
+		t.Errorf("t5-3b: %d parameters, want 2851M", m.ParamCount)
+	}
+	r, err := Estimate(m, Job{Task: TaskLoRA, TargetTokens: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Job.TargetTokens != 4 || !hasNote(r, "--target-tokens 4") {
+		t.Errorf("target %d, assumptions %q", r.Job.TargetTokens, r.Assumptions)
 	}
 }
