@@ -64,18 +64,25 @@ type EngineSpec struct {
 // Engine defaults, each from the engine's source or documentation at the named version.
 const (
 	// vLLM 0.11.0, vllm/engine/arg_utils.py EngineArgs: gpu_memory_utilization=0.9;
-	// max_model_len=None (the model's max_position_embeddings); V1's
-	// _set_default_args: max_num_batched_tokens 8192 and max_num_seqs 256 for
-	// `vllm serve` (OPENAI_API_SERVER) on a GPU of 70 GiB or more (2048 below; the larger
-	// peak is assumed); vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory
-	// raises "To serve at least one request with the model's max seq len ... estimated
-	// maximum model length is N" when the pool cannot hold one max_model_len sequence.
+	// max_model_len=None (the model's max_position_embeddings); V1's default batch sizes
+	// (EngineArgs._set_default_args / get_batch_defaults) for `vllm serve`
+	// (UsageContext.OPENAI_API_SERVER): max_num_batched_tokens 8192 and max_num_seqs 1024
+	// on a GPU of 70 GiB or more whose name is not A100 ("For GPUs like H100 and MI300x,
+	// use larger default values"; vLLM PR #17885), 2048 and 256 elsewhere. The memory
+	// rule takes the larger step (8192 tokens, logits for 1024 sampled rows: the V1
+	// profile run's _dummy_sampler_run) whatever the GPU; the launch line names
+	// --max-num-seqs when the batch is over the smaller default.
+	// vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory raises "To serve at
+	// least one request with the model's max seq len ... estimated maximum model length
+	// is N" when the pool cannot hold one max_model_len sequence.
 	vllmFraction         = 0.9
 	vllmMaxBatchedTokens = 8192
-	vllmMaxNumSeqs       = 256
-	// SGLang 0.4.6, python/sglang/srt/server_args.py __post_init__: mem_fraction_static
-	// 0.88 at tp 1, 0.87 at tp 2, 0.85 at tp 4, 0.81 at tp 8 (sglangFraction);
-	// chunked_prefill_size 8192 on GPUs above 35 GB (2048/4096 below).
+	vllmMaxNumSeqs       = 1024
+	vllmMaxNumSeqsSmall  = 256
+	// SGLang 0.4.6, python/sglang/srt/server_args.py ServerArgs.__post_init__:
+	// mem_fraction_static 0.79 at tp >= 16, 0.81 at tp >= 8, 0.85 at tp >= 4, 0.87 at
+	// tp >= 2, else 0.88 (sglangFraction); chunked_prefill_size 8192, 2048 on a GPU
+	// under 25,000 MB; cuda_graph_max_bs 160 (8 or 80 under 25,000 MB).
 	sglangMaxBatchedTokens = 8192
 	// TensorRT-LLM 1.0, tensorrt_llm/llmapi KvCacheConfig.free_gpu_memory_fraction = 0.9
 	// (of the memory free after the model and activations); BuildConfig max_num_tokens
@@ -92,8 +99,9 @@ const (
 	// the tree, over up to 32 channels on NVLink: 32 x 2 x 4 MiB x 2 = 512 MiB per GPU
 	// at tensor parallel >= 2 (vLLM's custom all-reduce adds 8 MiB of IPC buffers).
 	ncclBufferBytes = 512 << 20
-	// cudaGraphBytes: vLLM/SGLang capture decode graphs for batch sizes up to 512 (vLLM
-	// compilation_config.cudagraph_capture_sizes, SGLang cuda_graph_max_bs); vLLM's
+	// cudaGraphBytes: vLLM captures decode graphs for batch sizes up to 512
+	// (compilation_config.cudagraph_capture_sizes), SGLang up to cuda_graph_max_bs 160;
+	// vLLM's
 	// start-up log reports the pool ("Graph capturing finished ... took 0.45 GiB" on
 	// 8B-27B models; vLLM PR #2437: it grows with max_num_seqs): 0.5 GiB, held outside
 	// vLLM's utilization budget (captured after the KV pool is allocated).
@@ -103,9 +111,9 @@ const (
 var engineSpecs = map[Engine]EngineSpec{
 	EngineVLLM: {Name: EngineVLLM, Version: "0.11.0", Fraction: vllmFraction, MaxBatchedTokens: vllmMaxBatchedTokens, LogitRows: vllmMaxNumSeqs,
 		OneFullSequence: true, CUDAGraphs: true, Split: SplitTensor,
-		Source: "vllm/engine/arg_utils.py (gpu_memory_utilization 0.9, max_model_len = the model's, max_num_batched_tokens 8192, max_num_seqs 256); vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory"},
+		Source: "vllm/engine/arg_utils.py (gpu_memory_utilization 0.9, max_model_len = the model's, max_num_batched_tokens 8192 and max_num_seqs 1024 on 70 GiB+ GPUs other than A100, 2048 and 256 elsewhere); vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory"},
 	EngineSGLang: {Name: EngineSGLang, Version: "0.4.6", MaxBatchedTokens: sglangMaxBatchedTokens, CUDAGraphs: true, Split: SplitTensor,
-		Source: "python/sglang/srt/server_args.py (mem_fraction_static 0.88/0.87/0.85/0.81 at tp 1/2/4/8, chunked_prefill_size 8192, context_length = the model's)"},
+		Source: "python/sglang/srt/server_args.py (mem_fraction_static 0.88/0.87/0.85/0.81/0.79 at tp 1/2/4/8/16, chunked_prefill_size 8192 (2048 under 25,000 MB), context_length = the model's)"},
 	EngineTRTLLM: {Name: EngineTRTLLM, Version: "1.0", Fraction: trtFraction, MaxBatchedTokens: trtMaxBatchedTokens, CUDAGraphs: true, Split: SplitTensor,
 		Source: "tensorrt_llm/llmapi KvCacheConfig (free_gpu_memory_fraction 0.9 of the free memory), BuildConfig (max_num_tokens 8192, max_seq_len = the model's)"},
 	EngineLlamaCpp: {Name: EngineLlamaCpp, Version: "b6000", MaxBatchedTokens: llamaCppUBatch, ContextDefault: llamaCppContext, Split: SplitLayer,
@@ -442,7 +450,7 @@ func launchLine(s *Serving) string {
 			add("--tensor-parallel-size", strconv.Itoa(s.Parallel))
 		}
 		add("--max-model-len", strconv.Itoa(s.MaxModelLen), "--gpu-memory-utilization", num(s.MemoryFraction))
-		if j.Batch > vllmMaxNumSeqs {
+		if j.Batch > vllmMaxNumSeqsSmall {
 			add("--max-num-seqs", strconv.Itoa(j.Batch))
 		}
 		if j.KVCacheDtype == "fp8" {

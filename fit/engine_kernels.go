@@ -41,7 +41,7 @@ var KernelTable = []KernelRow{
 	{EngineVLLM, KernelFP8W8A8, 8.9, 0, true, "vLLM 0.11 docs, Quantization/FP8 W8A8: fp8 GEMMs on Ada, Hopper, Blackwell (and MI300)"},
 	{EngineVLLM, KernelFP8W8A16, 8.0, 0, false, "vLLM 0.11 docs, Quantization/FP8 W8A8: \"Ampere GPUs are supported for W8A16 (weight-only FP8) utilizing Marlin kernels\""},
 	{EngineVLLM, KernelInt4, 7.5, 0, true, "vllm/model_executor/layers/quantization/awq.py get_min_capability() = 75; awq_marlin/gptq_marlin need 80"},
-	{EngineVLLM, KernelMXFP4, 8.0, 0, true, "vLLM 0.11 GPT-OSS recipe: MXFP4 on Hopper/Blackwell (triton kernels), Ampere via Marlin"},
+	{EngineVLLM, KernelMXFP4, 8.0, 0, true, "vllm/model_executor/layers/quantization/mxfp4.py Mxfp4Config.get_min_capability() = 80: MXFP4 MoE on Hopper/Blackwell (triton, FlashInfer), Ampere via the Marlin MXFP4 backend (0.10.1, before Marlin: 90)"},
 	{EngineVLLM, KernelFlashAttn2, 8.0, 0, false, "Dao-AILab/flash-attention README: FlashAttention-2 supports Ampere, Ada and Hopper"},
 	{EngineVLLM, KernelFlashAttn3, 9.0, 9.0, false, "Dao-AILab/flash-attention hopper/README: FlashAttention-3 is for Hopper (H100/H800)"},
 	{EngineVLLM, KernelFlashInfer, 7.5, 0, false, "flashinfer-ai/flashinfer README: sm75 and newer"},
