@@ -436,7 +436,7 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	}
 	inf := math.Inf(1)
 	cd := cand{i: i, spare: mem - need, hours: -1, unit: inf, speed: inf, vk: vk, need: need, maxLen: maxLen}
-	cd.soldOut = o.Available == pricing.SoldOut
+	cd.soldOut = e.in.soldOut(i)
 	// Ranked by the cost of the work, or held to a deadline, every offer is timed
 	// (memoized per GPU model and link); by the hour, only those whose price ties.
 	if e.in.Rank == RankJob || e.in.Deadline > 0 {

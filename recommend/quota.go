@@ -21,16 +21,17 @@ type quotaKey struct {
 }
 
 // quotaIndex is the input's quotas by what they bound, and per offer the quota it draws
-// from (-1: none known), filled on first use.
+// from (-1: none known), filled on first use. It is keyed by the offer's address, not
+// its index: the ladder's and the shape plan's copies of the input share the index
+// over other offer slices.
 type quotaIndex struct {
-	by  map[quotaKey]int
-	qs  []pricing.Quota
-	of  []int32
-	set []bool
+	by map[quotaKey]int
+	qs []pricing.Quota
+	of map[*pricing.Offer]int32
 }
 
 func newQuotaIndex(qs []pricing.Quota) *quotaIndex {
-	x := &quotaIndex{by: make(map[quotaKey]int, len(qs)), qs: qs}
+	x := &quotaIndex{by: make(map[quotaKey]int, len(qs)), qs: qs, of: map[*pricing.Offer]int32{}}
 	for i, q := range qs {
 		x.by[quotaKey{q.Provider, q.Region, q.Family, q.Purchase}] = i
 	}
@@ -47,23 +48,22 @@ func (in *RecommendInput) quotaFor(i int) (*pricing.Quota, float64) {
 		in.quotas = newQuotaIndex(in.Quotas)
 	}
 	x := in.quotas
-	for len(x.of) <= i { // offers appended after prepare (ShapePlan) are looked up too
-		x.of, x.set = append(x.of, -1), append(x.set, false)
-	}
 	o := &in.Offers[i]
-	family, _, per, ok := pricing.QuotaScope(o)
-	if !x.set[i] {
-		x.set[i] = true
-		if ok {
-			if k, found := x.by[quotaKey{o.Provider, o.Region, family, o.Purchase}]; found {
-				x.of[i] = int32(k)
+	k, seen := x.of[o]
+	if !seen {
+		k = -1
+		if family, _, _, ok := pricing.QuotaScope(o); ok {
+			if j, found := x.by[quotaKey{o.Provider, o.Region, family, o.Purchase}]; found {
+				k = int32(j)
 			}
 		}
+		x.of[o] = k
 	}
-	if x.of[i] < 0 {
+	if k < 0 {
 		return nil, 0
 	}
-	return &x.qs[x.of[i]], per
+	_, _, per, _ := pricing.QuotaScope(o)
+	return &x.qs[k], per
 }
 
 // quotaAllows reports whether n instances of offer i fit in the remaining quota (true
@@ -184,7 +184,11 @@ func launchReport(in *RecommendInput, ev *evaluator, rec *Recommendation) {
 	}
 	sold := 0
 	for k := range rec.Offers {
-		if f := &rec.Offers[k]; f.Available == pricing.SoldOut {
+		f := &rec.Offers[k]
+		if f.Available != pricing.SoldOut && in.SoldOut[f.Key()] {
+			f.Available = pricing.SoldOut
+		}
+		if f.Available == pricing.SoldOut {
 			f.Notes = append(f.Notes, soldOutNote)
 			sold++
 		}
@@ -211,3 +215,64 @@ func offerIndex(in *RecommendInput, o pricing.Offer) int {
 
 // soldOutNote is a sold-out fit's note.
 const soldOutNote = "sold out: its provider reports no capacity for it now; ranked after every launchable offer"
+
+// soldOut reports whether offer i is sold out: its own word, or the input's SoldOut set
+// (the store's capacity word, which offers read from the tables do not carry).
+func (in *RecommendInput) soldOut(i int) bool {
+	o := &in.Offers[i]
+	return o.Available == pricing.SoldOut || (len(in.SoldOut) > 0 && in.SoldOut[o.Key()])
+}
+
+// launchRegional reports whether launch data can set one offer of a shape apart from
+// the others (a quota per region, a sold-out word per offer): ShapePlan then reads on
+// past a shape's first offers, as it does for regional prices (allin.go).
+func (in *RecommendInput) launchRegional() bool {
+	return (!in.IgnoreQuota && len(in.Quotas) > 0) || len(in.SoldOut) > 0
+}
+
+// launchFloor is c as the best a further offer of its shape can be: launchable (a
+// sold-out word is the offer's, not the shape's).
+func launchFloor(c *cand) *cand {
+	if !c.soldOut {
+		return c
+	}
+	f := *c
+	f.soldOut = false
+	return &f
+}
+
+// markAllowed records that an offer of shape i (of n) the quota allows was read.
+func (p *ShapePlan) markAllowed(i, n int) {
+	if len(p.allowed) < n {
+		p.allowed = append(p.allowed, make([]bool, n-len(p.allowed))...)
+	}
+	p.allowed[i] = true
+}
+
+// launchNeeds asks, for the time-cost frontier (which wants each shape's cheapest offer
+// the answer can show), for more offers of a shape whose offers read the quota all
+// leaves out, until one it allows is read or the shape has no more.
+func (p *ShapePlan) launchNeeds(needs []ShapeNeed, more [][]pricing.Offer, exhausted []bool) {
+	rin := p.rin
+	if !rin.launchRegional() || rin.Rank != RankJob || rin.work() <= 0 {
+		return
+	}
+	for i := range needs {
+		if !p.ok[i] || (i < len(p.allowed) && p.allowed[i]) {
+			continue
+		}
+		if rin.quotaAllows(i, p.cands[p.at[i]-1].vk.nodes) {
+			p.markAllowed(i, len(needs))
+			continue
+		}
+		have := 1
+		if i < len(more) {
+			have += len(more[i])
+		}
+		if i < len(exhausted) && exhausted[i] {
+			continue
+		}
+		needs[i].Limit = max(needs[i].Limit, shapeProbe, shapeGrowth*have)
+		needs[i].MaxPriceUSDHr = math.Inf(1)
+	}
+}

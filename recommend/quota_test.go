@@ -1,6 +1,8 @@
 package recommend
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -130,4 +132,46 @@ func keys(fs []Fit) []string {
 		out[i] = f.Key().String()
 	}
 	return out
+}
+
+// TestShapePlanWithLaunchData: with quotas per region (some 0, some short of an
+// instance, some ample, many regions without) and sold-out words on some offers, the
+// shape read still answers as the full scan: ShapePlan reads on past a shape's first
+// offers where a quota or a sold-out word sets one apart, and keeps the offers a quota
+// leaves out out of its bound.
+func TestShapePlanWithLaunchData(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	gen := func() []pricing.Offer {
+		offers := randomOffers(r, 50+r.IntN(600), 3+r.IntN(60))
+		for i := range offers {
+			if o := &offers[i]; o.Provider == "aws" {
+				o.InstanceType = "p" + o.InstanceType[1:] // t12 -> p12: the P family's quotas
+			}
+		}
+		return offers
+	}
+	decorate := func(in *RecommendInput, offers []pricing.Offer) {
+		in.Quotas, in.SoldOut, in.IgnoreQuota = nil, nil, r.IntN(6) == 0
+		seen := map[quotaKey]bool{}
+		for i := range offers {
+			o := &offers[i]
+			fam, unit, per, ok := pricing.QuotaScope(o)
+			k := quotaKey{o.Provider, o.Region, fam, o.Purchase}
+			if ok && !seen[k] {
+				seen[k] = true
+				if lim := r.IntN(10); lim < 6 {
+					limit := []float64{0, per - 1, per, 4 * per, float64(lim)}[lim%5]
+					in.Quotas = append(in.Quotas, pricing.Quota{Provider: o.Provider, Region: o.Region, Code: "Q-" + fam, Family: fam,
+						Purchase: o.Purchase, Unit: unit, Limit: max(limit, 0), Usage: float64(r.IntN(2)), UsageKnown: r.IntN(2) == 0})
+				}
+			}
+			if r.IntN(8) == 0 {
+				if in.SoldOut == nil {
+					in.SoldOut = map[pricing.Key]bool{}
+				}
+				in.SoldOut[o.Key()] = true
+			}
+		}
+	}
+	planAnswersAsFullScan(t, r, 40, gen, func(o pricing.Offer) string { return fmt.Sprint(o.Shape()) }, decorate)
 }

@@ -84,6 +84,10 @@ type RecommendInput struct {
 	Quotas      []pricing.Quota
 	IgnoreQuota bool
 	quotas      *quotaIndex
+	// SoldOut are the offers their provider reports sold out (store.Capacity), beside
+	// each offer's own Available: offers read from the store carry prices only. They
+	// rank after every launchable offer (quota.go).
+	SoldOut map[pricing.Key]bool
 
 	// The all-in bill and spot risk (allin.go, spotrisk.go): the dataset on the disk
 	// (--dataset-gb, GB), what the job uploads (--upload-gb; nil = a training job's

@@ -32,6 +32,9 @@ type ShapePlan struct {
 	minCost []float64
 	// rankBound is per shape the price bound the ranking set this round (NaN: none).
 	rankBound []float64
+	// allowed is per shape whether an offer the account's quota allows was read
+	// (launchNeeds, quota.go).
+	allowed []bool
 }
 
 // NewShapePlan returns the planner of in's read; in.Offers is ignored (Needs gets them).
@@ -76,6 +79,10 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 			return nil, err
 		}
 		p.rin, p.ev = rin, ev
+		// The plan judges shapes as if no quota bound them: a quota is per region, so
+		// one offer of a shape may be left out and another not (quota.go); the offers
+		// the quota leaves out are kept out of t below.
+		ev.noQuota = true
 		p.ok, p.at = make([]bool, n), make([]int32, n)
 		p.added, p.last, p.minCost = make([]int, n), make([]int, n), make([]float64, n)
 		for i := range n {
@@ -85,6 +92,9 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 				p.cands = append(p.cands, cd)
 				p.at[i] = int32(len(p.cands))
 				p.minCost[i] = cd.cost
+				if !rin.quotaAllows(i, cd.vk.nodes) {
+					p.minCost[i] = math.Inf(1) // out of quota: not a cost the answer can show (quota.go)
+				}
 			}
 		}
 	}
@@ -99,8 +109,12 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 			if p.ok[i] {
 				cd := p.cands[p.at[i]-1]
 				cd.i = j
+				cd.soldOut = rin.soldOut(j) // the capacity word is per offer, not per shape (quota.go)
 				ev.price(&cd)
-				p.minCost[i] = min(p.minCost[i], cd.cost)
+				if rin.quotaAllows(j, cd.vk.nodes) {
+					p.minCost[i] = min(p.minCost[i], cd.cost)
+					p.markAllowed(i, n)
+				}
 				p.cands = append(p.cands, cd)
 				p.at[j] = int32(len(p.cands))
 			}
@@ -117,6 +131,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 		p.rankBound[i] = math.NaN()
 	}
 	defer p.frontierNeeds(needs, cheapest, more, exhausted) // after the ranking's needs
+	defer p.launchNeeds(needs, more, exhausted)            // quota.go
 	// Offers that differ only in region are grouped into one row (ByRegion false) from
 	// the top Top x groupFetchFactor fits: those are what the shapes must decide.
 	// in.Top as asked: prepare caps rin.Top at the offers it sees.
@@ -127,7 +142,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	if !rin.ByRegion {
 		top *= groupFetchFactor
 	}
-	if top <= 1 {
+	if top <= 1 && !rin.launchRegional() { // with launch data a shape's cheapest may be left out or sold out
 		return needs, nil
 	}
 	// t is the top-th best offer read so far: the top-th best of all offers is no worse,
@@ -135,6 +150,9 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	// are kept in a short sorted list, as rankFitsFrontier does.
 	best := make([]*cand, 0, min(top, len(p.cands))+1) // a huge --top costs nothing
 	for k := range p.cands {
+		if !rin.quotaAllows(p.cands[k].i, p.cands[k].vk.nodes) {
+			continue // out of quota: it cannot place (quota.go)
+		}
 		best = keepTop(best, &p.cands[k], top, func(a, b **cand) bool { return ev.better(*a, *b) })
 	}
 	var t *cand
@@ -149,7 +167,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	}
 	var opens []open
 	for i := range cheapest {
-		if !p.ok[i] || (t != nil && rankAfter(ev, floorOf(ev, &p.cands[p.at[i]-1]), t)) {
+		if !p.ok[i] || (t != nil && rankAfter(ev, launchFloor(floorOf(ev, &p.cands[p.at[i]-1])), t)) {
 			continue // this shape's best already ranks below top others
 		}
 		cd := p.cands[p.at[i]-1]
@@ -162,8 +180,8 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 		dear := p.cands[p.at[p.last[i]]-1]
 		// Where an offer's extras differ by region (allin.go), a dearer offer of the shape
 		// may still rank before the ones read: only the floor of its figure decides.
-		regional := rin.regional()
-		if (have >= top && !regional) || (i < len(exhausted) && exhausted[i]) || ((have > 1 || regional) && t != nil && rankAfter(ev, floorOf(ev, &dear), t)) {
+		regional := rin.regional() || rin.launchRegional()
+		if (have >= top && !regional) || (i < len(exhausted) && exhausted[i]) || ((have > 1 || regional) && t != nil && rankAfter(ev, launchFloor(floorOf(ev, &dear)), t)) {
 			continue // it has no more, or its dearest offer read already ranks below
 		}
 		opens = append(opens, open{i, have, dear})
@@ -182,7 +200,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 		// Asks take few distinct sizes (shapeProbe x shapeGrowth^k, top): the store reads
 		// each size with one statement.
 		want := max(shapeProbe, shapeGrowth*o.have)
-		if !rin.regional() {
+		if !rin.regional() && !rin.launchRegional() {
 			want = min(top, want)
 		}
 		needs[o.i].Limit = want
@@ -247,6 +265,8 @@ const (
 func rankAfter(ev *evaluator, a, t *cand) bool {
 	oa, ot := &ev.in.Offers[a.i], &ev.in.Offers[t.i]
 	switch {
+	case a.soldOut != t.soldOut:
+		return a.soldOut
 	case a.shown != t.shown:
 		return a.shown > t.shown
 	}
@@ -270,7 +290,7 @@ func rankAfter(ev *evaluator, a, t *cand) bool {
 // rounding bucket (pricing.USDBucketTop). A small relative slack absorbs rounding;
 // reading an extra offer changes nothing.
 func priceBound(ev *evaluator, cd, t *cand) float64 {
-	if t == nil {
+	if t == nil || t.soldOut { // a launchable offer beats a sold-out t at any price (quota.go)
 		return math.Inf(1)
 	}
 	o := &ev.in.Offers[cd.i]
@@ -328,6 +348,9 @@ func floorOf(ev *evaluator, cd *cand) *cand {
 func RecountExclusions(rec *Recommendation, counts map[string]int) {
 	rec.Excluded = slices.Clone(rec.Excluded)
 	for i := range rec.Excluded {
+		if rec.Excluded[i].Code == ExclNoQuota {
+			continue // per offer and region, not per GPU model: the offers read are counted (quota.go)
+		}
 		rec.Excluded[i].Offers = counts[rec.Excluded[i].GPUModel]
 	}
 }

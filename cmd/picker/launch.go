@@ -74,31 +74,15 @@ func loadLaunch(ctx context.Context, st offerStore, in *recommend.RecommendInput
 		return nil, err
 	}
 	in.Quotas, in.IgnoreQuota = lf.quotas, ignore
-	return lf, nil
-}
-
-// matters reports whether the facts can change a ranking over q: quotas of a provider q
-// may list (and no --ignore-quota), or a sold-out offer of one. Then recommend reads
-// every matching offer instead of each shape's cheapest: the shape read assumes offers
-// of one shape rank by price alone, which a quota per region or a sold-out offer breaks.
-func (lf *launchFacts) matters(q store.Query) bool {
-	if lf == nil {
-		return false
-	}
-	listed := func(p string) bool { return len(q.Providers) == 0 || slices.Contains(q.Providers, p) }
-	if !lf.ignore {
-		for _, x := range lf.quotas {
-			if listed(x.Provider) {
-				return true
-			}
-		}
-	}
 	for k, w := range lf.capacity {
-		if w.Available == pricing.SoldOut && listed(k.Provider) {
-			return true
+		if w.Available == pricing.SoldOut {
+			if in.SoldOut == nil {
+				in.SoldOut = map[pricing.Key]bool{}
+			}
+			in.SoldOut[k] = true
 		}
 	}
-	return false
+	return lf, nil
 }
 
 // apply returns offers with each one's stored capacity word: a copy when any changes
@@ -122,15 +106,14 @@ func (lf *launchFacts) apply(offers []pricing.Offer) []pricing.Offer {
 	return out
 }
 
-// launchOffers is recommendOffers (fastpath.go) with the launch facts: when they can
-// change the ranking, every matching offer, with its capacity word.
+// launchOffers is recommendOffers (fastpath.go) with the launch facts, which travel in
+// the input (RecommendInput.Quotas, SoldOut): the shape read reads on past a shape's
+// first offers where a quota or a sold-out word sets one apart (recommend.ShapePlan), so
+// the answer is the full scan's without reading every offer; the offers come back with
+// their capacity word.
 func launchOffers(ctx context.Context, st offerStore, q store.Query, in recommend.RecommendInput, lf *launchFacts) ([]pricing.Offer, bool, error) {
-	if !lf.matters(q) {
-		offers, shaped, err := recommendOffers(ctx, st, q, in)
-		return lf.apply(offers), shaped, err
-	}
-	offers, err := st.Offers(ctx, q)
-	return lf.apply(offers), false, err
+	offers, shaped, err := recommendOffers(ctx, st, q, in)
+	return lf.apply(offers), shaped, err
 }
 
 // warnings say what the launch facts behind an answer are and how old: quotas not

@@ -222,9 +222,6 @@ func TestLaunchWarnings(t *testing.T) {
 	if got := lf.warnings(sold, now); !slices.Equal(got, []string{"capacity word from lambda (5 min ago)"}) {
 		t.Errorf("sold-out warnings %q", got)
 	}
-	if !lf.matters(store.Query{}) || lf.matters(store.Query{Providers: []string{"aws"}}) {
-		t.Error("a sold-out lambda offer matters to a query over every provider, not to one over aws only")
-	}
 	offers := []pricing.Offer{sold[0].Offer, fits("aws")[0].Offer}
 	offers[0].Available = pricing.AvailabilityUnknown
 	got := lf.apply(offers)
