@@ -124,14 +124,14 @@ type Fit struct {
 	// billing increment and minimum (BilledHours) times the hourly price, with the
 	// expected restarts on spot, plus the disk and the egress). Nil without --tokens or
 	// a GPU figure.
-	EstHours    *float64 `json:"est_hours"`
-	EstCostUSD  *float64 `json:"est_cost_usd"`
+	EstHours   *float64 `json:"est_hours"`
+	EstCostUSD *float64 `json:"est_cost_usd"`
 	// Bill itemises EstCostUSD (allin.go); SpotRisk is what a spot offer's expected cost
 	// assumed (spotrisk.go).
-	Bill     *Bill     `json:"bill,omitempty"`
-	SpotRisk *SpotRisk `json:"spot_risk,omitempty"`
-	SetupHours  *float64 `json:"setup_hours,omitempty"`
-	BilledHours *float64 `json:"billed_hours,omitempty"`
+	Bill        *Bill     `json:"bill,omitempty"`
+	SpotRisk    *SpotRisk `json:"spot_risk,omitempty"`
+	SetupHours  *float64  `json:"setup_hours,omitempty"`
+	BilledHours *float64  `json:"billed_hours,omitempty"`
 	// TokensPerSec: training tokens, or generated tokens in steady decoding at the job's
 	// batch, per second over the offer's GPUs the job uses. ImagesPerSec: images per
 	// second (image generation).

@@ -131,7 +131,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 		p.rankBound[i] = math.NaN()
 	}
 	defer p.frontierNeeds(needs, cheapest, more, exhausted) // after the ranking's needs
-	defer p.launchNeeds(needs, more, exhausted)            // quota.go
+	defer p.launchNeeds(needs, more, exhausted)             // quota.go
 	// Offers that differ only in region are grouped into one row (ByRegion false) from
 	// the top Top x groupFetchFactor fits: those are what the shapes must decide.
 	// in.Top as asked: prepare caps rin.Top at the offers it sees.
