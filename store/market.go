@@ -90,15 +90,7 @@ func (s *Store) WriteMarket(ctx context.Context, provider string, r MarketRead) 
 			return s.dbError(op, err)
 		}
 	}
-	var msg any
-	if len(r.Failed) > 0 {
-		parts := make([]string, 0, len(r.Failed))
-		for part, e := range r.Failed {
-			parts = append(parts, part+": "+e)
-		}
-		sort.Strings(parts)
-		msg = strings.Join(parts, "; ")
-	}
+	msg := failures(r.Failed)
 	var lastOK any
 	if len(r.Spot)+len(r.Storage) > 0 {
 		lastOK = unix(r.At)
@@ -110,6 +102,20 @@ func (s *Store) WriteMarket(ctx context.Context, provider string, r MarketRead) 
 		return s.dbError(op, err)
 	}
 	return s.dbError(op, tx.Commit())
+}
+
+// failures is a read's failed parts as one message, "part: error; …" in part order, for
+// a reads table's error column: NULL when none failed.
+func failures(failed map[string]string) any {
+	if len(failed) == 0 {
+		return nil
+	}
+	parts := make([]string, 0, len(failed))
+	for part, e := range failed {
+		parts = append(parts, part+": "+e)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
 }
 
 // SpotBands returns every stored spot band, by provider, region and instance type.

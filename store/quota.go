@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
@@ -92,15 +90,7 @@ func (s *Store) WriteQuotas(ctx context.Context, provider string, r QuotaRead) e
 			return s.dbError(op, err)
 		}
 	}
-	var msg any
-	if len(r.Failed) > 0 {
-		parts := make([]string, 0, len(r.Failed))
-		for region, e := range r.Failed {
-			parts = append(parts, region+": "+e)
-		}
-		sort.Strings(parts)
-		msg = strings.Join(parts, "; ")
-	}
+	msg := failures(r.Failed) // market.go
 	var lastOK any
 	if len(r.Regions) > 0 {
 		lastOK = unix(r.At)

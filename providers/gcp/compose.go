@@ -124,6 +124,30 @@ func classify(desc string) (kind, family string, ok bool) {
 // unitFor is the usage unit each kind must be priced in.
 var unitFor = map[string]string{kindCore: "h", kindRAM: "GiBy.h", kindGPU: "h", kindSlice: "h", kindSSD: "GiBy.mo"}
 
+// skuUSD is the SKU's latest price per unit in USD when it is priced per unit: the first
+// tier with a positive price (a 0-priced first tier, free usage, would price a machine
+// at 0, which an offer must never be); false for another unit or currency, or no price.
+func skuUSD(s *billingpb.Sku, unit string) (float64, bool) {
+	infos := s.GetPricingInfo()
+	if len(infos) == 0 {
+		return 0, false
+	}
+	expr := infos[len(infos)-1].GetPricingExpression() // the latest
+	if expr.GetUsageUnit() != unit {
+		return 0, false
+	}
+	for _, r := range expr.GetTieredRates() {
+		m := r.GetUnitPrice()
+		if m.GetCurrencyCode() != "" && m.GetCurrencyCode() != "USD" {
+			return 0, false
+		}
+		if v := float64(m.GetUnits()) + float64(m.GetNanos())/1e9; v > 0 {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
 func (c *catalog) add(s *billingpb.Sku) {
 	kind, family, ok := classify(s.GetDescription())
 	if !ok || s.GetCategory().GetResourceFamily() != "Compute" && s.GetCategory().GetResourceFamily() != "Storage" {
@@ -138,28 +162,8 @@ func (c *catalog) add(s *billingpb.Sku) {
 	default:
 		return
 	}
-	infos := s.GetPricingInfo()
-	if len(infos) == 0 {
-		return
-	}
-	expr := infos[len(infos)-1].GetPricingExpression() // the latest
-	if expr.GetUsageUnit() != unitFor[kind] {
-		return
-	}
-	// The first tier with a positive price: a 0-priced first tier (free usage) would
-	// price a machine at 0, which an offer must never be.
-	usd := 0.0
-	for _, r := range expr.GetTieredRates() {
-		m := r.GetUnitPrice()
-		if m.GetCurrencyCode() != "" && m.GetCurrencyCode() != "USD" {
-			return
-		}
-		if v := float64(m.GetUnits()) + float64(m.GetNanos())/1e9; v > 0 {
-			usd = v
-			break
-		}
-	}
-	if usd <= 0 {
+	usd, ok := skuUSD(s, unitFor[kind])
+	if !ok {
 		return
 	}
 	c.n++

@@ -46,26 +46,8 @@ func (d *diskPrices) add(s *billingpb.Sku) {
 	if product == "" || strings.Contains(desc, "Regional") {
 		return
 	}
-	infos := s.GetPricingInfo()
-	if len(infos) == 0 {
-		return
-	}
-	expr := infos[len(infos)-1].GetPricingExpression()
-	if expr.GetUsageUnit() != "GiBy.mo" {
-		return
-	}
-	usd := 0.0
-	for _, r := range expr.GetTieredRates() {
-		m := r.GetUnitPrice()
-		if m.GetCurrencyCode() != "" && m.GetCurrencyCode() != "USD" {
-			return
-		}
-		if v := float64(m.GetUnits()) + float64(m.GetNanos())/1e9; v > 0 {
-			usd = v
-			break
-		}
-	}
-	if usd <= 0 {
+	usd, ok := skuUSD(s, "GiBy.mo") // compose.go
+	if !ok {
 		return
 	}
 	if d.m == nil {
