@@ -84,9 +84,11 @@ const (
 	// tp >= 2, else 0.88 (sglangFraction); chunked_prefill_size 8192, 2048 on a GPU
 	// under 25,000 MB; cuda_graph_max_bs 160 (8 or 80 under 25,000 MB).
 	sglangMaxBatchedTokens = 8192
-	// TensorRT-LLM 1.0, tensorrt_llm/llmapi KvCacheConfig.free_gpu_memory_fraction = 0.9
-	// (of the memory free after the model and activations); BuildConfig max_num_tokens
-	// 8192, max_seq_len = the model's max_position_embeddings.
+	// TensorRT-LLM 1.0, tensorrt_llm/llmapi/llm_args.py KvCacheConfig
+	// free_gpu_memory_fraction: "The fraction of GPU memory fraction that should be
+	// allocated for the KV cache. Default is 90%" (of the memory free after the model and
+	// activations); BuildConfig max_num_tokens 8192, max_seq_len = the model's
+	// max_position_embeddings.
 	trtFraction         = 0.9
 	trtMaxBatchedTokens = 8192
 	// llama.cpp (b6000), common/common.h common_params: n_ctx = 4096, n_ubatch = 512,
@@ -115,7 +117,7 @@ var engineSpecs = map[Engine]EngineSpec{
 	EngineSGLang: {Name: EngineSGLang, Version: "0.4.6", MaxBatchedTokens: sglangMaxBatchedTokens, CUDAGraphs: true, Split: SplitTensor,
 		Source: "python/sglang/srt/server_args.py (mem_fraction_static 0.88/0.87/0.85/0.81/0.79 at tp 1/2/4/8/16, chunked_prefill_size 8192 (2048 under 25,000 MB), context_length = the model's)"},
 	EngineTRTLLM: {Name: EngineTRTLLM, Version: "1.0", Fraction: trtFraction, MaxBatchedTokens: trtMaxBatchedTokens, CUDAGraphs: true, Split: SplitTensor,
-		Source: "tensorrt_llm/llmapi KvCacheConfig (free_gpu_memory_fraction 0.9 of the free memory), BuildConfig (max_num_tokens 8192, max_seq_len = the model's)"},
+		Source: "tensorrt_llm/llmapi/llm_args.py KvCacheConfig (free_gpu_memory_fraction: \"Default is 90%\" of the free memory), BuildConfig (max_num_tokens 8192, max_seq_len = the model's)"},
 	EngineLlamaCpp: {Name: EngineLlamaCpp, Version: "b6000", MaxBatchedTokens: llamaCppUBatch, ContextDefault: llamaCppContext, Split: SplitLayer,
 		Source: "common/common.h common_params (n_ctx 4096, n_ubatch 512, split_mode LLAMA_SPLIT_MODE_LAYER, f16 KV cache)"},
 	EngineHF: {Name: EngineHF, Version: "transformers 4.57", Split: SplitTensor,
