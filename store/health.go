@@ -24,8 +24,9 @@ type health struct {
 	writeWait time.Duration
 }
 
-// Ping answers whether the database serves a read now: one indexed read of the schema
-// version on a dedicated connection. It is cheap enough for every health probe.
+// Ping answers whether the database serves a read now: the file is still the one opened,
+// with picker's header (checkFile), and one indexed read of the schema version on a
+// dedicated connection works. It is cheap enough for every health probe.
 func (s *Store) Ping(ctx context.Context) error {
 	if s.closed.Load() {
 		return pricing.Errorf(pricing.Unavailable, "database %s is closed", s.path)
@@ -38,6 +39,9 @@ func (s *Store) Ping(ctx context.Context) error {
 			return s.dbError("ping", err)
 		}
 		s.health.conn = c
+	}
+	if err := s.checkFile(); err != nil { // fileid.go: replaced or overwritten while open
+		return err
 	}
 	var v int
 	err := s.health.conn.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)

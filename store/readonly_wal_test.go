@@ -29,14 +29,7 @@ func TestReadOnlyReaderSeesTheWAL(t *testing.T) {
 	os.Chmod(dir, 0o755)
 	path := filepath.Join(dir, "p.db")
 	ctx := context.Background()
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.WriteSnapshot(ctx, "lambda", WriteInput{Offers: observed(at(1), mk("lambda", "r", "a", pricing.OnDemand, 1))}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close() // checkpointed: the main file holds one offer
+	oneOfferDB(t, path) // closed, so checkpointed: the main file holds one offer
 	w, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -77,4 +70,17 @@ func TestReadOnlyReaderSeesTheWAL(t *testing.T) {
 	if want := "offers=3 write=" + fmt.Sprint(pricing.Unavailable); got != want {
 		t.Errorf("a read-only reader beside a writer: %q; want %q (the WAL's commits)", got, want)
 	}
+}
+
+// oneOfferDB creates the database at path holding one lambda offer, and closes it.
+func oneOfferDB(t *testing.T, path string) {
+	t.Helper()
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteSnapshot(context.Background(), "lambda", WriteInput{Offers: observed(at(1), mk("lambda", "r", "a", pricing.OnDemand, 1))}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 }

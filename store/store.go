@@ -39,6 +39,10 @@ type Store struct {
 	path string
 	// cache, when set (CacheOffers), serves repeated Offers queries from memory.
 	cache *offerCache
+	// fcheck is the file's identity at open, for Ping (fileid.go).
+	fcheck fileCheck
+	// full: opened read-only because its disk was full (openWhenFull).
+	full bool
 	// readOnly: the file cannot be written (openReadOnly).
 	readOnly bool
 	// img holds the decoded offers image of one data version (image.go); noImage
@@ -98,6 +102,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s := &Store{db: db, path: path}
 	if err := s.init(ctx); err != nil {
 		db.Close()
+		if spaceError(err) && fst.exists && !fst.empty {
+			return openWhenFull(ctx, path, err) // space.go: reading needs no space
+		}
 		return nil, err
 	}
 	return s, nil
@@ -346,7 +353,7 @@ func openError(path string, err error) error {
 	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
 		return pricing.Errorf(pricing.Invalid, "database %s is not a SQLite database or is corrupt (%v); move it aside or choose another database file", path, err)
 	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_AUTH:
-		return pricing.Errorf(pricing.Unavailable, "cannot open database %s: %v", path, err)
+		return pricing.Errorf(pricing.Unavailable, "cannot open database %s: %w", path, err)
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return pricing.Errorf(pricing.Unavailable, "database %s is locked by another process: %v", path, err)
 	}
@@ -369,8 +376,11 @@ func (s *Store) dbError(op string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", op, err)
 	}
+	if c := sqliteCode(err); c == sqlite3.SQLITE_FULL || c == sqlite3.SQLITE_READONLY && s.full {
+		return s.fullError(op, err) // space.go: which disk is full
+	}
 	switch sqliteCode(err) {
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR,
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR,
 		sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
 		return pricing.Errorf(pricing.Unavailable, "database %s: %s: %w", s.path, op, err)
 	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
