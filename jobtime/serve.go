@@ -57,12 +57,26 @@ const (
 	// w8a8_utils.py Fp8LinearOp, scaled_fp8_quant; fused_moe quantizes the expert
 	// inputs the same way): one more small kernel per fp8 GEMM. MLA's W_UK/W_UV bmm run
 	// in 16 bits (dequantized at load, MLACommonImpl.process_weights_after_loading).
+
+	// blockFP8GEMMSec: a 128x128 block-scaled fp8 GEMM (DeepSeek-V3/R1, Qwen3-FP8
+	// checkpoints) takes about 10 µs at decode batch sizes however few bytes it reads:
+	// its K loop loads a scale per block and does not shorten with the batch. SGLang PR
+	// #5820 (sgl-project/sglang, "cutlass 3.9 supported to improve fp8_blockwise_gemm",
+	// its fp8 block-wise GEMM benchmark on DeepSeek-V3's shapes): N=3072 K=1536 takes
+	// 10.3 µs in DeepGEMM at batch 1 and 9.4-10.3 µs up to batch 128 (vLLM's kernel
+	// 14.5 µs, sgl-kernel's 17.2 µs), N=512 K=7168 13.6 µs (vLLM 20.6 µs):
+	// DeepGEMM's 10.3 µs, the fastest, is the floor. The fused-MoE expert GEMMs run the
+	// same block-scaled K loop (fused_moe_kernel with block_shape) and take it too.
+	blockFP8GEMMSec = 10.3e-6
 )
 
 // LayerShape is what sets a decoder layer's decode kernels (LayerShapeOf); the zero
 // value is a dense layer.
 type LayerShape struct {
 	MLA bool // multi-head latent attention (DeepSeek-V2/V3)
+	// BlockFP8: the checkpoint's fp8 weights are block-scaled (model.CheckpointQuant
+	// BlockFP8), so its GEMMs run at W8A8 with blockFP8GEMMSec's floor.
+	BlockFP8 bool
 	// MoE is the share of layers with routed experts (DeepSeek-V3: 58 of 61), Shared the
 	// share whose MoE also runs a shared expert.
 	MoE, Shared float64
@@ -70,7 +84,7 @@ type LayerShape struct {
 
 // LayerShapeOf reads a model's decode-kernel shape from its linear modules.
 func LayerShapeOf(mod *model.Model) LayerShape {
-	var s LayerShape
+	s := LayerShape{BlockFP8: mod.Ckpt.BlockFP8()}
 	L := float64(mod.Dec.Layers)
 	if L <= 0 {
 		return s
@@ -93,9 +107,10 @@ func LayerShapeOf(mod *model.Model) LayerShape {
 	return s
 }
 
-// layerKernels returns a layer's weight-streaming GEMMs and its other kernels in a
-// decode step; fp8 says the GEMMs run W8A8 (each quantizes its input first).
-func (s LayerShape) layerKernels(fp8 bool) (gemms, small float64) {
+// layerKernels returns a layer's weight-streaming GEMMs, its other kernels in a decode
+// step, and the GEMMs' floor in seconds; fp8 says the GEMMs run W8A8 (each quantizes its
+// input first).
+func (s LayerShape) layerKernels(fp8 bool) (gemms, small, gemmFloor float64) {
 	gemms, small = denseGEMMs, denseSmall
 	bmm := 0.0
 	if s.MLA {
@@ -106,20 +121,24 @@ func (s LayerShape) layerKernels(fp8 bool) (gemms, small float64) {
 	small += s.MoE * moeSmall
 	gemms += s.Shared * sharedGEMMs
 	small += s.Shared * sharedSmall
+	gemmFloor = gemms * graphKernelSec
 	if fp8 {
 		small += gemms - bmm
+		if s.BlockFP8 {
+			gemmFloor = (gemms-bmm)*blockFP8GEMMSec + bmm*graphKernelSec
+		}
 	}
-	return gemms, small
+	return gemms, small, gemmFloor
 }
 
 // kernelStep is a decode step of an engine that replays CUDA graphs, from the roofline
 // step (the longer of its reads and its math) and what bound it: the GEMMs take their
-// bytes' time or their launch floor, whichever is longer, and every other kernel of
-// every layer adds its floor. The bound is "latency" when the floors outweigh the
-// roofline step.
+// bytes' time or their floor (a launch, or a block-scaled fp8 GEMM's K loop), whichever
+// is longer, and every other kernel of every layer adds its launch floor. The bound is
+// "latency" when the floors outweigh the roofline step.
 func (m *TimeModel) kernelStep(g *TimeGPU, roof float64, bound string) (float64, string) {
-	gemms, small := m.Layer.layerKernels(m.FP8 && g.FP8TFLOPS > 0)
-	gemmFloor := m.Layers * gemms * graphKernelSec
+	_, small, floor := m.Layer.layerKernels(m.FP8 && g.FP8TFLOPS > 0)
+	gemmFloor := m.Layers * floor
 	rest := m.Layers * small * graphKernelSec
 	step := math.Max(roof, gemmFloor) + rest
 	if step-roof > roof {

@@ -46,14 +46,17 @@ func TestServeKernelStep(t *testing.T) {
 	if one.Bound != "latency" {
 		t.Errorf("deepseek-r1 batch 1 on 8x H200: bound %q; want latency", one.Bound)
 	}
-	gemms, small := tm.Layer.layerKernels(tm.FP8 && g.FP8TFLOPS > 0)
+	gemms, small, floor := tm.Layer.layerKernels(tm.FP8 && g.FP8TFLOPS > 0)
 	if small <= denseSmall+mlaSmall+moeSmall*tm.Layer.MoE || gemms <= denseGEMMs+mlaGEMMs {
 		t.Errorf("deepseek-r1 kernels per layer: %.1f GEMMs, %.1f small; want more than a dense layer's, MLA's, the MoE's and (fp8) the quantization kernels", gemms, small)
 	}
+	if !tm.Layer.BlockFP8 || floor <= gemms*graphKernelSec {
+		t.Errorf("deepseek-r1's 128x128 fp8 checkpoint: BlockFP8 %v, GEMM floor %.1f µs per layer; want block-scaled GEMMs slower than %.1f µs of launches", tm.Layer.BlockFP8, floor*1e6, gemms*graphKernelSec*1e6)
+	}
 	reads := tm.DenseWeightBytes / 8 / (g.BandwidthGBs * 1e9 * decodeEffVLLM)
 	kernels := tm.Layers * small * graphKernelSec
-	if step := 1 / one.TokensPerSec; step < reads+kernels {
-		t.Errorf("batch-1 step %.2f ms; want at least the reads %.2f ms plus the small kernels %.2f ms", step*1e3, reads*1e3, kernels*1e3)
+	if step := 1 / one.TokensPerSec; step < math.Max(reads, tm.Layers*floor)+kernels {
+		t.Errorf("batch-1 step %.2f ms; want at least the reads %.2f ms or the GEMMs' floor %.2f ms, plus the small kernels %.2f ms", step*1e3, reads*1e3, tm.Layers*floor*1e3, kernels*1e3)
 	}
 	job.Batch = 32
 	b32, _, _ := timeOn(t, "deepseek-r1", "H200", 8, job, nil)
@@ -65,7 +68,7 @@ func TestServeKernelStep(t *testing.T) {
 	}
 
 	dense, dm, dg := timeOn(t, "llama-2-7b", "H100", 1, fit.Job{Task: fit.TaskInference, Precision: "fp16", Batch: 1}, nil)
-	_, dsmall := dm.Layer.layerKernels(false)
+	_, dsmall, _ := dm.Layer.layerKernels(false)
 	read := dm.DenseWeightBytes / (dg.BandwidthGBs * 1e9 * decodeEffVLLM)
 	if dense.Bound != "memory" || 1/dense.TokensPerSec > 1.1*read+dm.Layers*dsmall*graphKernelSec {
 		t.Errorf("llama-2-7b batch 1 on H100: %s bound, %.2f ms per token; want memory bound near the reads %.2f ms", dense.Bound, 1e3/dense.TokensPerSec, read*1e3)
