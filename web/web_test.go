@@ -477,8 +477,9 @@ func TestAskRendersPlansAndExclusions(t *testing.T) {
 	combined := &recommend.Plan{Changes: []string{"gradient checkpointing", "QLoRA"},
 		LadderStep: recommend.LadderStep{Flags: "--grad-ckpt --task qlora", NeedPerGPUGiB: 10, Cheapest: &plan, SavingPct: &saving, Slowdown: 1.5}}
 	rec := &recommend.Recommendation{Offers: []recommend.Fit{plan}, CheapestCluster: &plan, Plan: combined,
-		Rejected: []recommend.RejectedStep{{Change: "LoRA", Flags: "--task lora", Reason: "saves nothing"}},
-		Excluded: []recommend.Exclusion{{GPUModel: "A100", Offers: 7, Reason: "no fp8"}}}
+		Rejected:   []recommend.RejectedStep{{Change: "LoRA", Flags: "--task lora", Reason: "saves nothing"}},
+		Excluded:   []recommend.Exclusion{{GPUModel: "A100", Offers: 7, Reason: "no fp8"}},
+		SpotSaving: &recommend.SpotSaving{Statement: "spot is 51.9 % cheaper for this 2.6-hour job at a >20% /month interruption band"}}
 	h := Handler(&fixedRec{*b, rec}, Options{Now: func() time.Time { return b.now }})
 	body := get(t, h, "/?model=x").Body.String()
 	for _, want := range []string{
@@ -489,6 +490,7 @@ func TestAskRendersPlansAndExclusions(t *testing.T) {
 		`<a href="/?grad-ckpt=true&amp;model=x&amp;task=qlora#result">all of: gradient checkpointing, QLoRA</a>`,
 		`<td class="n">40.0 %</td>`, `<td class="n">×1.50</td>`,
 		`LoRA <span class="mono">--task lora</span>: saves nothing`,
+		`id="spot-saving">spot is 51.9 % cheaper for this 2.6-hour job at a &gt;20% /month interruption band; each spot offer's job cost includes its expected restarts.`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
