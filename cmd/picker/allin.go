@@ -85,10 +85,17 @@ func billKey(in recommend.RecommendInput) string {
 }
 
 // writeBill says how the top offer's job cost adds up, what its provider keeps billing
-// once it stops, and how spot compares, expected restarts included.
-func writeBill(w io.Writer, r *recommend.Recommendation) {
+// once it stops, and how spot compares, expected restarts included; -v adds the bill's
+// assumptions (on stderr, with the estimate's).
+func writeBill(s *IOStreams, r *recommend.Recommendation) {
 	if len(r.Offers) == 0 || r.Offers[0].Bill == nil || r.Offers[0].EstCostUSD == nil {
 		return
+	}
+	w := s.Out
+	if s.Verbose {
+		for _, a := range r.BillAssumptions {
+			fmt.Fprintln(s.ErrOut, "assumption:", a)
+		}
 	}
 	f := r.Offers[0]
 	b := f.Bill

@@ -343,7 +343,7 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 		if s.Verbose {
 			writeServeLines(w, r.Offers) // serveline.go
 		}
-		writeBill(w, r.Recommendation) // allin.go
+		writeBill(s, r.Recommendation) // allin.go
 	} else {
 		fmt.Fprintln(w, "no offer fits: "+r.NearestMiss)
 	}
