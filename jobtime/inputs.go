@@ -87,8 +87,10 @@ func TimeModelFor(mod *model.Model, r *fit.Result) *TimeModel {
 	}
 	tm.DenseWeightBytes = denseLin + rest
 
-	// The optimizer step and DDP's last bucket (optimizer.go).
+	// The optimizer step and DDP's last bucket (optimizer.go), a layer's GEMMs and the
+	// for-loop step's launches (stepfixed.go).
 	tm.OptStepBytes = optimizerStepBytes(r)
+	tm.LayerGEMMs, tm.OptLaunches = launchCounts(mod, r)
 	tm.OptCPUParams = optimizerCPUParams(r)
 	tm.GradAccum = float64(j.GradAccum)
 	if mod.Enc != nil && j.TargetTokens > 0 && j.IsTraining() && j.SeqLen > 0 {

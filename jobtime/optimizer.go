@@ -20,9 +20,10 @@ import (
 // 266 ms of forward and backward; a LoRA step moves its adapters' few MB (TestOptimizerStep).
 //
 // torch.optim's three implementations move the same bytes; they differ in kernel launches
-// (for-loop: several per parameter tensor; foreach: several per list; fused: one). No
-// source gives a per-launch cost for them, so the for-loop step is timed like foreach.
-// foreach also materialises intermediates (sqrt(v), the update) that a fused kernel keeps
+// (for-loop: several per parameter tensor; foreach: several per list; fused: one). The
+// for-loop step also pays forLoopAdamKernels Python-dispatched ops per trainable tensor
+// at eagerOpSec each (stepfixed.go); foreach's and fused's few launches per list are
+// not timed beyond their bytes. foreach also materialises intermediates (sqrt(v), the update) that a fused kernel keeps
 // in registers, more traffic than one pass; no published figure separates it, so both are
 // one pass, which errs fast.
 
@@ -123,7 +124,7 @@ func (m *TimeModel) exposedComm(n, link float64) float64 {
 // offloaded the host's CPU Adam over this GPU's partition. The PCIe traffic of offload
 // (gradients out, weights back) is timed in train, not here.
 func (m *TimeModel) optimizerSeconds(bw float64) float64 {
-	return m.OptStepBytes/bw + m.OptCPUParams*cpuAdamSecPerParam
+	return m.OptStepBytes/bw + m.OptCPUParams*cpuAdamSecPerParam + m.OptLaunches*eagerOpSec
 }
 
 // optimizerCPUParams is the parameters each GPU's process updates on the host.

@@ -98,12 +98,7 @@ const (
 	// arXiv:2209.05433), i.e. the 2x peak delivers ~0.7x of it.
 	fp8GEMMShare = 0.7
 
-	// QLoRA: every forward and backward pass dequantizes each 4-bit linear weight to
-	// 16 bits (bitsandbytes dequantize_4bit before the matmul, QLoRA paper Dettmers et al.
-	// 2023 arXiv:2305.14314 section 3): read 0.5 B, write 2 B, and the GEMM reads the
-	// 2 B again. The time is per micro-batch and proportional to parameters, so it
-	// dominates short steps and vanishes at long ones.
-	dequantBytesPerParam = 0.5 + 2 + 2
+	// QLoRA's dequantization: dequant.go.
 
 	// Interconnect: NCCL all-reduce bus bandwidth reaches ~77 % of the per-direction link
 	// rate (nccl-tests on DGX A100: ~230 of 300 GB/s; github.com/NVIDIA/nccl-tests
@@ -183,6 +178,12 @@ type TimeModel struct {
 	// host when the optimizer is offloaded (DeepSpeedCPUAdam); LastBucketBytes is the
 	// gradient all-reduce DDP has left when the backward ends.
 	OptStepBytes, OptCPUParams, LastBucketBytes float64
+	// OptLaunches is the ops a for-loop optimizer step dispatches from Python
+	// (--optimizer-step for-loop: forLoopAdamKernels per trainable tensor); 0 for foreach
+	// and fused (stepfixed.go).
+	OptLaunches float64
+	// LayerGEMMs is a layer's forward GEMMs (its linear modules); 0 = layerGEMMsDense.
+	LayerGEMMs float64
 	// GradAccum is the micro-batches per optimizer step (--grad-accum, resolved to the
 	// framework's default: fit.Job.GradAccum); 0 = 1.
 	GradAccum float64
@@ -360,29 +361,39 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 	}
 	compute := work * flops / (peak * m.efficiency(g)) / tp
 	memory := work * actBytes / bw / tp
-	step := compute + memory
+	// Every kernel takes at least its launch floor (stepfixed.go): the GEMMs the longer
+	// of their math and theirs, the other kernels the longer of their bytes and theirs.
+	// Tensor parallelism splits a kernel's work, not its launch.
+	gemmFloor, smallFloor := m.kernelFloors()
+	step := math.Max(compute, gemmFloor) + math.Max(memory, smallFloor)
 	bound := "compute"
 	if memory > compute {
 		bound = "memory"
+	}
+	if step-compute-memory > math.Max(compute, memory) {
+		bound = "latency"
 	}
 	if m.Task == fit.TaskQLoRA || (m.Task == fit.TaskLoRA && m.QuantParams > 0) {
 		passes := 2.0
 		if m.GradCkpt {
 			passes = 3
 		}
-		deq := m.QuantParams * dequantBytesPerParam * passes / bw / tp
+		deq := m.dequantSeconds(bw, tp, passes) // dequant.go
 		step += deq
 		if deq > compute {
 			bound = "dequant"
 		}
 	}
-	// Eager PyTorch launches a layer's kernels from Python: the GPU cannot run ahead of
-	// that dispatch, so a step takes at least the forward's (hfLayerDispatchSec per layer;
-	// the backward is dispatched by autograd's C++ engine, for which no figure is
-	// published, so the floor is the forward's alone). It binds only for small layers at
-	// short sequences.
-	if disp := L * hfLayerDispatchSec; disp > step {
-		step, bound = disp, "dispatch"
+	// Eager PyTorch launches a layer's kernels from Python, and the Trainer synchronises
+	// every micro-batch: the GPU waits for the forward's dispatch where it is slower than
+	// the forward's kernels (their share 2/kw of the step's linear FLOPs), then runs the
+	// backward that autograd's C++ engine queues ahead of it (stepfixed.go). It binds
+	// only for small layers at short sequences.
+	if idle := m.dispatchIdle(step * 2 / kw); idle > 0 {
+		if idle > step {
+			bound = "dispatch"
+		}
+		step += idle
 	}
 
 	// Data-parallel collectives overlap the backward pass (PyTorch DDP gradient
@@ -395,6 +406,7 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 	// ZeRO-3 still gather the weights for every micro-batch).
 	accum := math.Max(m.GradAccum, 1)
 	var comm float64
+	lat := collectiveLatency(g)
 	if n > 1 {
 		ring := 2 * (n - 1) / n // a ring all-reduce moves 2(n-1)/n of the buffer per GPU
 		switch m.Shard {
@@ -405,8 +417,11 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 			// FSDP/ZeRO-3 mixed precision reduces in the compute dtype (FSDP MixedPrecision
 			// reduce_dtype, DeepSpeed's fp16/bf16 reduce).
 			comm = (n - 1) / n * (2*weightBytes + m.TrainableParams*m.ComputeBytes/accum) / link
+			// Each layer's unit: an all-gather for the forward, one for the backward and a
+			// reduce-scatter, each with its fixed latency (stepfixed.go).
+			comm += 3 * L * lat
 		case "hsdp":
-			comm = m.hybridComm(g, n, weightBytes, accum) // hsdp.go
+			comm = m.hybridComm(g, n, weightBytes, accum) + 3*L*lat // hsdp.go
 		case "tp":
 			// Megatron tensor parallelism: 2 all-reduces of the layer's activations in the
 			// forward and 2 in the backward (+2 when recomputed), not overlapped.
@@ -414,10 +429,12 @@ func (m *TimeModel) train(g *TimeGPU) Timing {
 			if m.GradCkpt {
 				k = 6
 			}
-			step += k * L * ring * tokens * d * m.ComputeBytes / link
+			step += k * L * (ring*tokens*d*m.ComputeBytes/link + lat)
 		default: // DDP, ZeRO-1/2: one all-reduce (or reduce-scatter + all-gather) of the gradients
-			// It overlaps the backward of the last micro-batch only.
-			comm = ring * m.TrainableParams * m.GradBytes / link
+			// It overlaps the backward of the last micro-batch only; each bucket pays the
+			// collective latency.
+			grads := m.TrainableParams * m.GradBytes
+			comm = ring*grads/link + ddpBuckets(grads)*lat
 			if comm > step {
 				comm = step + (comm-step)/accum
 			}

@@ -156,8 +156,19 @@ func TestTrainingTechniques(t *testing.T) {
 		lora, _ := timeFor(t, "llama-2-7b", "A100-80GB", 1, j, nil)
 		j.Task = fit.TaskQLoRA
 		q, tm := timeFor(t, "llama-2-7b", "A100-80GB", 1, j, nil)
-		if want := tm.QuantParams * dequantBytesPerParam * 3 / (2039e9 * bwEfficiency); !near(float64(tokens)*(1/q.TokensPerSec-1/lora.TokensPerSec), want, 1e-6) {
-			t.Errorf("%d tokens: QLoRA's extra time per micro-batch is not the dequantization traffic %.4f s", tokens, want)
+		// Three passes (forward, recomputed forward, backward), each the dequantize kernel's
+		// bytes at its slowed share of the bandwidth and the matmul's read of the copy.
+		want := tm.QuantParams * ((0.5+4.0/64+2)*dequantKernelSlowdown + 2) * 3 / (2039e9 * bwEfficiency)
+		extra := float64(tokens) * (1/q.TokensPerSec - 1/lora.TokensPerSec)
+		if float64(tokens)/lora.TokensPerSec < 3*tm.Layers*hfLayerDispatchSec {
+			// A forward (a third of this step) shorter than Python's dispatch of it leaves
+			// the GPU idle, and up to the dequantization's forward third hides there
+			// (stepfixed.go).
+			if extra < want*2/3*(1-1e-6) || extra > want*(1+1e-6) {
+				t.Errorf("%d tokens, dispatch-limited: QLoRA's extra time %.4f s; want between 2/3 of the dequantization %.4f s and all of it", tokens, extra, want)
+			}
+		} else if !near(extra, want, 1e-6) {
+			t.Errorf("%d tokens: QLoRA's extra time per micro-batch %.4f s is not the dequantization %.4f s", tokens, extra, want)
 		}
 		return lora.TokensPerSec / q.TokensPerSec
 	}

@@ -100,6 +100,9 @@ func tputFlags(r tputRow, train bool, gpus, relax int) []string {
 		if r["grad_accum"] != "" {
 			f = append(f, "--grad-accum", r["grad_accum"])
 		}
+		if r["loss"] != "" {
+			f = append(f, "--loss", r["loss"])
+		}
 	} else {
 		if gpus > 1 {
 			f = append(f, "--shard", "tp")
