@@ -348,7 +348,7 @@ func BenchmarkReadShapes(b *testing.B) {
 }
 
 // marketOffers is a marketplace of n offers: every offer its own host (instance type), so
-// its own shape, over a few hundred fit-fact sets (GPU model, count, RAM size).
+// its own shape, over 88 fit-fact sets (GPU model, count and RAM size cycle together).
 func marketOffers(n int) []pricing.Offer {
 	gpus := pricing.GPUs()
 	out := make([]pricing.Offer, n)
