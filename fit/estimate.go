@@ -533,7 +533,7 @@ func (r *resolved) layerBytes(m *model.Model, s *model.Stack, tokens, seq, kvSeq
 		case e.Mods != nil && !r.needsInput(e.Mods):
 		case e.Mods != nil && r.fp8Training():
 			perTok += float64(e.Elems) // fp8 training saves linear inputs as their fp8 casts
-		case e.FP32:
+		case e.FP32 && r.Norm != "fused": // a norm's input, upcast unless the norm is fused (--norm)
 			perTok += float64(e.Elems) * 4
 		default:
 			perTok += float64(e.Elems) * r.b

@@ -27,6 +27,8 @@ type (
 	OptimizerStep string
 	// Loss is how the language-model loss is computed (--loss).
 	Loss string
+	// Norm is how the layers' norms keep their input for backward (--norm).
+	Norm string
 	// KVCacheDtype is --kv-cache-dtype (fp8.go).
 	KVCacheDtype string
 	Framework    string // --framework
@@ -65,6 +67,11 @@ var (
 	// (no fp32 copy of the logits); Liger's fused linear cross-entropy (one chunk's logits
 	// at a time).
 	Losses = []Loss{"standard", "chunked", "fused-linear"}
+	// Norms: the framework's RMSNorm/LayerNorm, which upcasts and keeps an fp32 copy of its
+	// input (transformers LlamaRMSNorm, T5LayerNorm; LitGPT and torchtune alike), or a fused
+	// norm kernel that keeps its 16-bit input and the row statistics (Liger LigerRMSNorm,
+	// Apex FusedRMSNorm, torchtitan norm_type = "fused_rmsnorm").
+	Norms = []Norm{"standard", "fused"}
 	// KVCacheDtypes are vLLM's --kv-cache-dtype names: auto = the compute dtype (fp8.go).
 	KVCacheDtypes = []KVCacheDtype{"auto", "fp8"}
 	Frameworks    = []Framework{FrameworkHF, FrameworkLitGPT, FrameworkTorchtune}
@@ -158,6 +165,8 @@ type Job struct {
 	OptimizerStep OptimizerStep `json:"optimizer_step"`
 	// Loss: Losses; "" = the framework's (chunked for litgpt and torchtune, else standard).
 	Loss Loss `json:"loss"`
+	// Norm: Norms; "" = standard.
+	Norm Norm `json:"norm,omitempty"`
 	// VAETiling decodes one image at a time in tiles (diffusers enable_vae_slicing and
 	// enable_vae_tiling).
 	VAETiling bool `json:"vae_tiling"`
@@ -313,6 +322,8 @@ var JobParams = []JobParam{
 		}},
 	{"loss", "training: standard, chunked (LitGPT/torchtune chunked head and loss) or fused-linear (Liger fused linear cross-entropy); default: the framework's", "", false, "",
 		func(j *Job, v string) (err error) { j.Loss, err = parseEnum("loss", v, Losses); return }},
+	{"norm", "training: standard (the framework's norms keep an fp32 copy of their input) or fused (a fused norm kernel: Liger, Apex, torchtitan's fused_rmsnorm; keeps the 16-bit input)", "", false, "",
+		func(j *Job, v string) (err error) { j.Norm, err = parseEnum("norm", v, Norms); return }},
 	{"vae-tiling", "image generation: decode one image at a time in tiles (diffusers VAE slicing + tiling)", "false", true, "",
 		func(j *Job, v string) (err error) { j.VAETiling, err = boolFlag("vae-tiling", v); return }},
 	{"engine", "inference engine whose memory budget, kernels, speed and launch line are modelled: vllm, sglang, trt-llm, llama.cpp or hf (estimate: default hf, transformers generate; recommend: default vllm)", "", false, "",

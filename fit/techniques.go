@@ -35,6 +35,8 @@ func resolveApplicable(m *model.Model, r *resolved) error {
 		return notFor("optimizer-step", "inference runs no optimizer step")
 	case !training && r.Loss != "":
 		return notFor("loss", "inference computes no training loss")
+	case !training && r.Norm != "":
+		return notFor("norm", "inference keeps no activations for a backward pass")
 	case (r.Loss == "chunked" || r.Loss == "fused-linear") && m.Kind == model.KindEncoder:
 		return invalid("loss", "--loss %s: %s is an encoder trained with a classification head; there are no vocabulary logits to chunk", r.Loss, m.Name)
 	case diffusion && r.Batch != 0:
@@ -58,6 +60,9 @@ func resolveTechniques(m *model.Model, r *resolved) error {
 			r.OptimizerStep = "foreach"
 		}
 		r.fusedOptim = r.OptimizerStep == "fused"
+		if r.Norm == "fused" {
+			r.note("--norm fused: each norm keeps its 16-bit input and the row statistics for backward (Liger LigerRMSNorm, Apex FusedRMSNorm, torchtitan fused_rmsnorm), not the fp32 copy the framework's norm keeps")
+		}
 		switch {
 		case r.Loss == "" && r.chunkedLoss:
 			r.Loss = "chunked"

@@ -103,6 +103,9 @@ func tputFlags(r tputRow, train bool, gpus, relax int) []string {
 		if r["loss"] != "" {
 			f = append(f, "--loss", r["loss"])
 		}
+		if r["norm"] != "" {
+			f = append(f, "--norm", r["norm"])
+		}
 	} else {
 		if gpus > 1 {
 			f = append(f, "--shard", "tp")
