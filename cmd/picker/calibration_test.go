@@ -35,6 +35,8 @@ var calibrationFlags = []struct{ col, flag string }{
 	// Columns of the issue-23 cases (vram_cases_stack.csv): accumulation, an
 	// encoder–decoder's target length and the node count.
 	{"grad_accum", "--grad-accum"}, {"target_tokens", "--target-tokens"}, {"nodes", "--nodes"},
+	// The norm kernel (--norm): torchtitan's fused_rmsnorm.
+	{"norm", "--norm"},
 }
 
 // calibrationDir holds copies of shared/calibration's cases and our own measurements.
