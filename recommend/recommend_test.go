@@ -255,7 +255,9 @@ func TestRecommendLadderOrderAndSavings(t *testing.T) {
 
 func TestRecommendJobCostPrefersFasterGPU(t *testing.T) {
 	m := mustModel(t, "llama-2-7b")
-	job := fit.Job{Task: fit.TaskLoRA, Batch: 1, SeqLen: 512}
+	// 4096 tokens per micro-batch: the math outlasts Python's dispatch of the forward (at
+	// 512 tokens eager dispatch sets both GPUs' pace: jobtime/stepfixed.go).
+	job := fit.Job{Task: fit.TaskLoRA, Batch: 1, SeqLen: 4096}
 	n := need(t, m, job, 1)
 	// H100: 989.5 bf16 TFLOPS at 4.00/h; A100-80GB: 312 TFLOPS at 2.00/h. Per hour the
 	// A100 is cheaper; per job the H100 is: cost ∝ price / TFLOPS = 0.00404 vs 0.00641.

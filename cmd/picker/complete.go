@@ -53,6 +53,7 @@ func flagValues() map[string][]string {
 		"split":          enumNames(fit.Splits),
 		"optimizer-step": enumNames(fit.OptimizerSteps),
 		"loss":           enumNames(fit.Losses),
+		"norm":           enumNames(fit.Norms),
 		"purchase":       {"on-demand", "spot", "any"},
 		"vendor":         {recommend.VendorNVIDIA, recommend.VendorAMD, recommend.VendorAny},
 		"rank":           {string(recommend.RankJob), string(recommend.RankHourly)},
