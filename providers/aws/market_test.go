@@ -39,7 +39,7 @@ func (f *fakeAWS) serveMarket(w http.ResponseWriter, r *http.Request) bool {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return false
+		return true // the client hung up mid-body (a cancelled fetch): nothing to answer or check
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	scope := scopeRe.FindStringSubmatch(r.Header.Get("Authorization"))
