@@ -299,7 +299,9 @@ func (p *Provider) Stream(ctx context.Context, emit func([]pricing.Offer) error)
 	}
 	snap, err := st.snapshot()
 	if err == nil && providers.WantsQuotas(ctx) {
-		snap.Quotas = p.readQuotas(ctx, awsCfg, now) // quota.go
+		var warns []string
+		snap.Quotas, warns = p.readQuotas(ctx, awsCfg, facts.vcpus(), now) // quota.go
+		snap.Warnings = append(snap.Warnings, warns...)
 	}
 	if err == nil && providers.WantsMarket(ctx) {
 		snap.Market = p.readMarket(ctx, awsCfg, pc, facts.types(), now) // market.go

@@ -38,6 +38,9 @@ type fakeAWS struct {
 	// fixture's); quotaFault may answer a GetServiceQuota instead (quota_test.go).
 	quotaValue func(region, code string) (float64, bool)
 	quotaFault func(w http.ResponseWriter, region, code string, n int) bool
+	// instances are a region's DescribeInstances pages (quota_usage_test.go); a region
+	// not in it runs no GPU instances (one empty page).
+	instances map[string][][]byte
 
 	// marketFault may answer a market call (market_test.go) instead of the fixtures;
 	// scored lists the types GetSpotPlacementScores was asked about.
@@ -349,6 +352,8 @@ func (f *fakeAWS) serveEC2(w http.ResponseWriter, r *http.Request, region, servi
 			f.t.Errorf("DescribeSpotPriceHistory params: %v", form)
 		}
 		body, pageOK = pageFor(f.spotPages, form.Get("NextToken"), xmlTokRe)
+	case "DescribeInstances":
+		body, pageOK = f.describeInstances(form, region) // quota_usage_test.go
 	default:
 		f.t.Errorf("unexpected EC2 action %q", api)
 		http.Error(w, "bad action", http.StatusBadRequest)

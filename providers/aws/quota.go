@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,9 +43,13 @@ type sqAPI interface {
 // per region and quota (4 per region), regions four at a time. A region where a call
 // fails (no servicequotas:GetServiceQuota permission, throttled past the retries) is in
 // Failed and keeps its stored quotas; a quota the region does not have
-// (NoSuchResourceException) is skipped. Usage is not in the answer (it is a CloudWatch
-// metric, which would need cloudwatch:GetMetricData): the limit is what is compared.
-func (p *Provider) readQuotas(ctx context.Context, cfg awssdk.Config, now time.Time) *providers.QuotaReport {
+// (NoSuchResourceException) is skipped. Usage is not in Service Quotas' answer (it is a
+// CloudWatch metric): the region's running GPU instances are counted instead
+// (regionUsage, one DescribeInstances listing per region, ec2:DescribeInstances), so
+// Remaining is the limit less what the account already runs. A region whose usage read
+// fails keeps its limits with UsageKnown false (Describe then names the limit only) and
+// a warning saying usage was not read. vcpus are the offered types' vCPUs.
+func (p *Provider) readQuotas(ctx context.Context, cfg awssdk.Config, vcpus map[string]float64, now time.Time) (*providers.QuotaReport, []string) {
 	newClient := func(region string) sqAPI {
 		return servicequotas.NewFromConfig(cfg, func(o *servicequotas.Options) {
 			o.Region = region
@@ -52,11 +57,14 @@ func (p *Provider) readQuotas(ctx context.Context, cfg awssdk.Config, now time.T
 			o.Retryer = retry.AddWithErrorCodes(o.Retryer, (&sqtypes.TooManyRequestsException{}).ErrorCode())
 		})
 	}
-	return readRegionQuotas(ctx, p.regions, newClient, now)
+	newEC2 := func(region string) instancesAPI { return newEC2Client(cfg, region) }
+	return readRegionQuotas(ctx, p.regions, newClient, newEC2, vcpus, now)
 }
 
-func readRegionQuotas(ctx context.Context, regions []string, newClient func(region string) sqAPI, now time.Time) *providers.QuotaReport {
+func readRegionQuotas(ctx context.Context, regions []string, newClient func(region string) sqAPI, newEC2 func(region string) instancesAPI,
+	vcpus map[string]float64, now time.Time) (*providers.QuotaReport, []string) {
 	rep := &providers.QuotaReport{}
+	var warns []string
 	var mu sync.Mutex
 	var g errgroup.Group
 	g.SetLimit(concurrency)
@@ -72,6 +80,18 @@ func readRegionQuotas(ctx context.Context, regions []string, newClient func(regi
 				}
 				rep.Failed[region] = fmt.Errorf("aws: %s: service quotas: %w", region, err)
 				return nil
+			}
+			if len(qs) > 0 {
+				used, un, uerr := regionUsage(ctx, newEC2(region), vcpus)
+				rep.Requests += un
+				if uerr != nil {
+					warns = append(warns, fmt.Sprintf("aws: %s: quota usage not read (%v): its quotas compare the limit only", region, uerr))
+				}
+				for i := range qs {
+					if uerr == nil {
+						qs[i].Usage, qs[i].UsageKnown = used[usageKey{qs[i].Family, qs[i].Purchase}], true
+					}
+				}
 			}
 			if rep.Account == "" {
 				rep.Account = account
@@ -92,7 +112,8 @@ func readRegionQuotas(ctx context.Context, regions []string, newClient func(regi
 		}
 	}
 	rep.Regions = ordered
-	return rep
+	slices.Sort(warns)
+	return rep, warns
 }
 
 func regionQuotas(ctx context.Context, c sqAPI, region string, now time.Time) ([]pricing.Quota, string, int, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -151,12 +152,18 @@ func median(ds []time.Duration) time.Duration {
 
 // BenchmarkQuotaRead is what the quota read adds to an aws refresh, local round trips
 // only: the real Service Quotas client (config, SigV4, JSON 1.1) reading the four GPU
-// quotas of 2 and of 13 regions from an httptest server answering with the fixture's
+// quotas, and the real EC2 client listing the running GPU instances (one empty
+// DescribeInstances page), of 2 and of 13 regions from an httptest server answering with the fixture's
 // items (no network latency: on AWS each call is one more round trip, four regions at a
 // time).
 func BenchmarkQuotaRead(b *testing.B) {
 	items := quotaItems(b)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Amz-Target") == "" { // EC2 query: the usage read's DescribeInstances
+			w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+			io.WriteString(w, emptyInstances)
+			return
+		}
 		var in struct{ QuotaCode string }
 		_ = json.NewDecoder(r.Body).Decode(&in)
 		w.Header().Set("Content-Type", sqCT)
@@ -182,9 +189,9 @@ func BenchmarkQuotaRead(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				rep := p.readQuotas(context.Background(), cfg, testNow)
-				if len(rep.Quotas) != 4*len(regions) || rep.Requests != 4*len(regions) {
-					b.Fatalf("%d quotas, %d requests, failed %v", len(rep.Quotas), rep.Requests, rep.Failed)
+				rep, warns := p.readQuotas(context.Background(), cfg, nil, testNow)
+				if len(rep.Quotas) != 4*len(regions) || rep.Requests != 5*len(regions) || len(warns) > 0 {
+					b.Fatalf("%d quotas, %d requests, failed %v, warnings %v", len(rep.Quotas), rep.Requests, rep.Failed, warns)
 				}
 			}
 		})

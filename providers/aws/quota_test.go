@@ -160,14 +160,14 @@ func TestStreamReadsQuotas(t *testing.T) {
 	if got := fake.count("GetServiceQuota", "us-east-1"); got != 5 {
 		t.Errorf("%d GetServiceQuota calls in us-east-1; want 5 (4 quotas, 1 retry)", got)
 	}
-	if rep.Requests != 5 {
-		t.Errorf("report counts %d requests; want 5 (the adapter's calls, retries not counted)", rep.Requests)
+	if rep.Requests != 6 {
+		t.Errorf("report counts %d requests; want 6 (the adapter's calls, retries not counted: 4 GetServiceQuota, 1 DescribeInstances)", rep.Requests)
 	}
 	items := quotaItems(t)
 	byCode := map[string]pricing.Quota{}
 	for _, q := range rep.Quotas {
 		byCode[q.Code] = q
-		if q.Provider != Name || q.Region != "us-east-1" || q.Account != "000011112222" || q.Unit != pricing.QuotaVCPU || q.UsageKnown || !q.ObservedAt.Equal(testNow) {
+		if q.Provider != Name || q.Region != "us-east-1" || q.Account != "000011112222" || q.Unit != pricing.QuotaVCPU || !q.UsageKnown || q.Usage != 0 || !q.ObservedAt.Equal(testNow) {
 			t.Errorf("quota %+v", q)
 		}
 		if q.Name != items[q.Code]["QuotaName"] {
