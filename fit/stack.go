@@ -225,8 +225,10 @@ func stackNotes(m *model.Model, r *resolved) []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	add("stack: PyTorch >= 2.1 (foreach AdamW by default on CUDA; the pre-2.0 for-loop step held one parameter's temporaries), transformers >= 4.46 (ForCausalLMLoss upcasts the logits to fp32), PEFT >= 0.12 (adapters in fp32)")
+	// The time model's stack (jobtime/stepfixed.go, jobtime/dequant.go).
+	add("time: eager PyTorch as transformers' Trainer runs it (a host sync every micro-batch: logging_nan_inf_filter), so each forward waits on Python's dispatch where that is slower than its kernels, and every kernel takes at least its ~3.8 µs launch; torch.compile or CUDA graphs run faster at short steps")
 	if r.quantB > 0 && (r.Quant == "nf4" || r.Quant == "fp4") {
-		add("bitsandbytes >= 0.43.2: a 4-bit layer saves its input for backward only while its gradient is pending (bitsandbytes < 0.43.2 kept every 4-bit layer's input past backward, far more memory); each 4-bit matmul dequantizes its weight to 16 bits (the largest copy, %.2f GiB, in workspace)", dequantTransient(m, r)/GiB)
+		add("bitsandbytes >= 0.43.2: a 4-bit layer saves its input for backward only while its gradient is pending (bitsandbytes < 0.43.2 kept every 4-bit layer's input past backward, far more memory); each 4-bit matmul dequantizes its weight to 16 bits (the largest copy, %.2f GiB, in workspace), timed at the branching dequantize kernel's speed (bitsandbytes before PR #1746, Sep 2025; the lookup-table kernel is 1.36-2.07x faster)", dequantTransient(m, r)/GiB)
 	}
 	if keep := keepFP32Params(m, r); keep > 0 {
 		add("%s keeps its feed-forward output projection wo in fp32 and unquantized (_keep_in_fp32_modules = [\"wo\"]): %.2f GiB of linear weights at 4 bytes", m.Architecture, keep*4/GiB)
