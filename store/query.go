@@ -31,6 +31,9 @@ type Query struct {
 	// (pricing.Host, 0..1); offers that state none (every cloud) pass.
 	MinReliability float64
 	MaxGPUs        float64
+	// GPUCount keeps only the offers of exactly that many GPUs (the Compare page's GPU
+	// count), so that a page of them is a LIMIT in SQL rather than a filter after it.
+	GPUCount float64
 	// ExcludeFractional drops vGPU slices (gpu_count < 1).
 	ExcludeFractional bool
 	Sort              Sort // "" = SortPrice; see SortKeys
@@ -272,6 +275,7 @@ func offerWhere(q Query) ([]string, []any, error) {
 	cond(q.MaxPriceUSDHr > 0, "price <= ?", q.MaxPriceUSDHr)
 	cond(q.MinReliability > 0, "(host_reliability = 0 OR host_reliability >= ?)", q.MinReliability)
 	cond(q.MaxGPUs > 0, "gpu_count <= ?", q.MaxGPUs)
+	cond(q.GPUCount > 0, "gpu_count = ?", q.GPUCount)
 	if q.ExcludeFractional {
 		where = append(where, "gpu_count >= 1")
 	}

@@ -169,6 +169,15 @@ func (b *testBackend) Offers(ctx context.Context, p url.Values) ([]pricing.Offer
 	return b.st.Offers(ctx, q)
 }
 
+func (b *testBackend) OffersPage(ctx context.Context, p url.Values, pq PageQuery) (store.Page, error) {
+	q, err := b.query(p, "any")
+	if err != nil {
+		return store.Page{}, err
+	}
+	q.GPUCount, q.After, q.Limit = pq.GPUs, pq.After, pq.Limit
+	return b.st.OffersPage(ctx, q)
+}
+
 func (b *testBackend) History(ctx context.Context, q store.HistoryQuery) ([]store.PricePoint, error) {
 	return b.st.History(ctx, q)
 }

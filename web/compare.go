@@ -92,6 +92,7 @@ const maxPlacesListed = 6
 type offersView struct {
 	all      []*pricing.Offer // every matching offer in display order
 	groups   []offerGroup     // all, folded by region unless byRegion
+	gpus     float64          // the gpus filter: an exact GPU count, 0 = any
 	sort     store.Sort       // "" = the backend's default (cheapest first)
 	desc     bool
 	byRegion bool
@@ -143,19 +144,48 @@ func parseSwitch(q url.Values, name string) (bool, error) {
 // so the page, `picker offers` and the CSV agree), and applies the page's own gpus
 // filter, grouping and paging.
 func (s *server) selectOffers(ctx context.Context, q url.Values) (*offersView, error) {
+	v, err := parseOffersView(q)
+	if err != nil {
+		return v, err
+	}
+	offers, err := s.b.Offers(ctx, v.backendQuery())
+	if err != nil {
+		return v, err
+	}
+	// Pointers, not copies: grouping 100k offers moves 8 bytes each, and the backend's
+	// slice (perhaps a cache's) is never modified.
+	v.all = make([]*pricing.Offer, 0, len(offers))
+	for i := range offers {
+		if v.gpus > 0 && offers[i].GPUCount != v.gpus {
+			continue
+		}
+		v.all = append(v.all, &offers[i])
+	}
+	if v.byRegion {
+		v.groups = make([]offerGroup, len(v.all))
+		for i, o := range v.all {
+			v.groups[i] = offerGroup{Offer: o, places: []string{o.Place()}}
+		}
+	} else {
+		v.groups = groupByRegion(v.all)
+	}
+	return v, nil
+}
+
+// parseOffersView reads and checks a Compare request's parameters, reading nothing.
+func parseOffersView(q url.Values) (*offersView, error) {
 	v := &offersView{query: url.Values{}, perPage: defaultPerPage, page: 1}
 	for _, f := range compareFilters {
 		if val := strings.TrimSpace(q.Get(f.Name)); val != "" {
 			v.query.Set(f.Name, val)
 		}
 	}
-	var gpus float64
 	if g := v.query.Get("gpus"); g != "" {
 		n, err := strconv.ParseFloat(g, 64)
 		if err != nil || n <= 0 {
 			return v, paramErr("gpus", "GPU count %q: want a positive number", g)
 		}
-		gpus = n
+		v.gpus = n
 	}
 	if sk := q.Get("sort"); sk != "" {
 		sorted, err := store.ParseSort(sk)
@@ -196,28 +226,6 @@ func (s *server) selectOffers(ctx context.Context, q url.Values) (*offersView, e
 			return v, paramErr("page", "page %q: want a positive number", pg)
 		}
 		v.page = n
-	}
-
-	offers, err := s.b.Offers(ctx, v.backendQuery())
-	if err != nil {
-		return v, err
-	}
-	// Pointers, not copies: grouping 100k offers moves 8 bytes each, and the backend's
-	// slice (perhaps a cache's) is never modified.
-	v.all = make([]*pricing.Offer, 0, len(offers))
-	for i := range offers {
-		if gpus > 0 && offers[i].GPUCount != gpus {
-			continue
-		}
-		v.all = append(v.all, &offers[i])
-	}
-	if v.byRegion {
-		v.groups = make([]offerGroup, len(v.all))
-		for i, o := range v.all {
-			v.groups[i] = offerGroup{Offer: o, places: []string{o.Place()}}
-		}
-	} else {
-		v.groups = groupByRegion(v.all)
 	}
 	return v, nil
 }
@@ -416,20 +424,19 @@ func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 
 // compareCSV writes the offers the Compare page selects (in its order, one row per offer
 // and place whatever the page's grouping, prices per hour), at most maxCSVRows a file
-// (?page=N for the rest, linked rel="next"), with the export columns: the same writer as
+// (?after=CURSOR for the rest, linked rel="next"), with the export columns: the same writer as
 // `picker export --format csv`.
 func (s *server) compareCSV(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 45*time.Second)
 	defer cancel()
-	v, err := s.selectOffers(ctx, r.URL.Query())
+	h := w.Header()
+	offers, err := s.csvPage(ctx, h, r) // at most maxCSVRows, one paged read (csvpage.go)
 	if err != nil {
 		status := statusOf(err)
 		s.logFailure(r, status, err)
 		http.Error(w, err.Error(), status)
 		return
 	}
-	h := w.Header()
-	offers := csvPage(h, r, v.all, v.page) // at most maxCSVRows (csvpage.go)
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", `attachment; filename="picker-offers.csv"`)
 	h.Set("Cache-Control", "no-store")

@@ -44,6 +44,11 @@ type Backend interface {
 	// Offers is `picker offers` (and `export`) with params as its flags: every current
 	// offer that matches, in the command's order.
 	Offers(ctx context.Context, params url.Values) ([]pricing.Offer, error)
+	// OffersPage is Offers read as one page of the store (pq: at most Limit offers
+	// after the cursor After, of exactly GPUs GPUs when that is above 0), with the count
+	// of every match and the next page's cursor: /offers.csv's answer, which must not
+	// read the whole selection to write 10,000 rows of it.
+	OffersPage(ctx context.Context, params url.Values, pq PageQuery) (store.Page, error)
 	// History is `picker history`: every stored price interval of the matching offers.
 	History(ctx context.Context, q store.HistoryQuery) ([]store.PricePoint, error)
 	// Providers is `picker providers`.

@@ -43,6 +43,18 @@ func (b webBackend) Offers(ctx context.Context, params url.Values) ([]pricing.Of
 	return RunOffers(ctx, o)
 }
 
+// OffersPage is RunOffersPage with the page's cut: the same binding as Offers, then
+// the store's keyset page (a LIMIT after the cursor, and a count), so /offers.csv reads
+// one page of a 100k-offer store, not all of it.
+func (b webBackend) OffersPage(ctx context.Context, params url.Values, pq web.PageQuery) (store.Page, error) {
+	o := b.a.newOffersOptions()
+	if err := bindQuery(params, o.params()); err != nil {
+		return store.Page{}, err
+	}
+	o.Filters.q.GPUCount, o.After, o.Limit = pq.GPUs, pq.After, pq.Limit
+	return RunOffersPage(ctx, o)
+}
+
 // History is RunHistory, `picker history`'s.
 func (b webBackend) History(ctx context.Context, q store.HistoryQuery) ([]store.PricePoint, error) {
 	return b.a.RunHistory(ctx, q)
