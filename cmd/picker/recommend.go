@@ -295,7 +295,8 @@ func noFit(out *RecommendResult) error {
 var fitColumns = []string{"provider", "region", "zone", "instance_type", "gpu_model", "gpu_count", "gpu_mem_gib", "vcpus", "ram_gib",
 	"purchase", "price_usd_hr", "observed_at", "source", "need_per_gpu_gib", "spare_per_gpu_gib", "est_hours", "est_cost_usd",
 	"nodes", "cluster_price_usd_hr",
-	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "usd_per_m_tokens", "images_per_s", "usd_per_image", "time_bound", "frontier", "regions"}
+	"setup_hours", "billed_hours", "tokens_per_s", "ttft_s", "usd_per_m_output_tokens", "usd_per_m_tokens", "images_per_s", "usd_per_image", "time_bound", "frontier", "regions",
+	"compute_usd", "boot_usd", "restart_usd", "disk_usd", "disk_gib", "egress_usd", "upload_gb", "spot_band", "available"}
 
 func optNum(v *float64) string {
 	if v == nil {
@@ -328,6 +329,7 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 				num(float64(max(f.Nodes, 1)), 0), num(o.PriceUSDHr*float64(max(f.Nodes, 1)), 6),
 				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum6(f.USDPerMOutTokens),
 				optNum6(f.USDPerMTokens), optNum(f.ImagesPerSec), optNum6(f.USDPerImage), f.TimeBound, strconv.FormatBool(f.Frontier), strings.Join(f.Regions, " ")}
+			rows[i] = append(rows[i], billCells(&f)...) // recommend_csv.go
 		}
 		return writeCSV(w, fitColumns, rows)
 	}
