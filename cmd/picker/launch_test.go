@@ -241,14 +241,7 @@ func TestOffersSayAvailable(t *testing.T) {
 	}
 	o := pricing.Offer{Provider: offers[0]["provider"].(string), Region: offers[0]["region"].(string), Zone: offers[0]["zone"].(string),
 		InstanceType: offers[0]["instance_type"].(string), Purchase: pricing.Purchase(offers[0]["purchase"].(string)), Available: pricing.SoldOut}
-	st, err := store.Open(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.WriteCapacity(t.Context(), o.Provider, nil, []pricing.Offer{o}, fixedNow); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	storeCapacity(t, db, o) // recommend_csv_test.go
 	r = runCLIEnv(t, nil, "--db", db, "offers", "--provider", "lambda", "--limit", "2", "-o", "json")
 	offers = nil
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &offers) != nil || len(offers) != 2 {

@@ -95,14 +95,7 @@ func TestRecommendCSVBill(t *testing.T) {
 	// fit of the provider) and says false.
 	f := fits[0]
 	o := pricing.Offer{Provider: f.Provider, Region: f.Region, Zone: f.Zone, InstanceType: f.InstanceType, Purchase: pricing.Purchase(f.Purchase), Available: pricing.SoldOut}
-	st, err := store.Open(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.WriteCapacity(t.Context(), o.Provider, nil, []pricing.Offer{o}, fixedNow); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	storeCapacity(t, db, o)
 	fits, rows = run()
 	check(fits, rows)
 	sold := 0
@@ -116,5 +109,19 @@ func TestRecommendCSVBill(t *testing.T) {
 	}
 	if last := rows[len(rows)-1]; sold != 1 || col(last, "available") != "false" {
 		t.Errorf("%d rows say sold out, the last %v; want the one marked, ranked after the launchable %d (--top covers them all)", sold, last[:4], len(rows)-1)
+	}
+}
+
+// storeCapacity stores o's capacity word (o.Available) in the database at db, as a
+// refresh of o's provider does.
+func storeCapacity(t *testing.T, db string, o pricing.Offer) {
+	t.Helper()
+	st, err := store.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.WriteCapacity(t.Context(), o.Provider, nil, []pricing.Offer{o}, fixedNow); err != nil {
+		t.Fatal(err)
 	}
 }
