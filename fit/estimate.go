@@ -394,9 +394,8 @@ func Estimate(m *model.Model, job Job) (*Result, error) {
 	}
 	peak := bd.Weights + bd.Gradients + bd.Optimizer + bd.Activations + bd.KVCache + bd.Workspace
 	// Gathered layers (ZeRO-3/FSDP) are allocated and freed layer by layer, so they
-	// fragment the cache like activations do (r.allocChurn, stack.go).
-	static := bd.Weights + bd.Gradients + bd.Optimizer + bd.KVCache - r.allocChurn
-	alloc := allocStaticFrac*static + allocDynamicFrac*(bd.Activations+bd.Workspace+r.allocChurn)
+	// churn through the cache like activations do (r.allocChurn, stack.go; allocator.go).
+	alloc := allocatorSlack(bd, r)
 	res := &Result{
 		Model:           ModelInfo{Name: m.Name, HFID: m.HFID, Architecture: m.Architecture, Params: m.ParamCount, ActiveParams: m.ActiveCount},
 		Job:             r.Job,
@@ -435,8 +434,7 @@ func Round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 func standardNotes(m *model.Model, r *resolved) []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	add("device_total = peak allocated + %.1f GiB CUDA context + allocator cache (%.0f%% of long-lived tensors, %.0f%% of activations/temporaries)",
-		CUDAContextGiB, allocStaticFrac*100, allocDynamicFrac*100)
+	out = append(out, allocatorNote(r))
 	if r.quantB > 0 && (m.Ckpt == nil || !r.Quant.Quantized()) {
 		add("%s weights for linear layers (%.4f bytes/param incl. quantization constants); embeddings, lm_head, norms and biases stay %s", r.Quant, r.quantB, dtypeName(r.store))
 	}

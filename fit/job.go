@@ -29,6 +29,9 @@ type (
 	Loss string
 	// Norm is how the layers' norms keep their input for backward (--norm).
 	Norm string
+	// Allocator is the PyTorch CUDA caching allocator's segment mode (--allocator,
+	// allocator.go).
+	Allocator string
 	// KVCacheDtype is --kv-cache-dtype (fp8.go).
 	KVCacheDtype string
 	Framework    string // --framework
@@ -72,6 +75,9 @@ var (
 	// norm kernel that keeps its 16-bit input and the row statistics (Liger LigerRMSNorm,
 	// Apex FusedRMSNorm, torchtitan norm_type = "fused_rmsnorm").
 	Norms = []Norm{"standard", "fused"}
+	// Allocators: PyTorch's CUDA caching allocator with fixed segments (default) or with
+	// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch >= 2.1; allocator.go).
+	Allocators = []Allocator{"default", "expandable"}
 	// KVCacheDtypes are vLLM's --kv-cache-dtype names: auto = the compute dtype (fp8.go).
 	KVCacheDtypes = []KVCacheDtype{"auto", "fp8"}
 	Frameworks    = []Framework{FrameworkHF, FrameworkLitGPT, FrameworkTorchtune}
@@ -167,6 +173,8 @@ type Job struct {
 	Loss Loss `json:"loss"`
 	// Norm: Norms; "" = standard.
 	Norm Norm `json:"norm,omitempty"`
+	// Allocator: Allocators; "" = default.
+	Allocator Allocator `json:"allocator,omitempty"`
 	// VAETiling decodes one image at a time in tiles (diffusers enable_vae_slicing and
 	// enable_vae_tiling).
 	VAETiling bool `json:"vae_tiling"`
@@ -324,6 +332,8 @@ var JobParams = []JobParam{
 		func(j *Job, v string) (err error) { j.Loss, err = parseEnum("loss", v, Losses); return }},
 	{"norm", "training: standard (the framework's norms keep an fp32 copy of their input) or fused (a fused norm kernel: Liger, Apex, torchtitan's fused_rmsnorm; keeps the 16-bit input)", "", false, "",
 		func(j *Job, v string) (err error) { j.Norm, err = parseEnum("norm", v, Norms); return }},
+	{"allocator", "PyTorch's CUDA caching allocator: default (fixed segments; activation churn fragments them) or expandable (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, PyTorch >= 2.1: segments grow in place)", "default", false, "",
+		func(j *Job, v string) (err error) { j.Allocator, err = parseEnum("allocator", v, Allocators); return }},
 	{"vae-tiling", "image generation: decode one image at a time in tiles (diffusers VAE slicing + tiling)", "false", true, "",
 		func(j *Job, v string) (err error) { j.VAETiling, err = boolFlag("vae-tiling", v); return }},
 	{"engine", "inference engine whose memory budget, kernels, speed and launch line are modelled: vllm, sglang, trt-llm, llama.cpp or hf (estimate: default hf, transformers generate; recommend: default vllm)", "", false, "",

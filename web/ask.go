@@ -62,6 +62,7 @@ var askGroups = []fieldGroup{
 		{Name: "optimizer-step", Label: "Optimizer step", Kind: "select", Options: names(fit.OptimizerSteps), Default: "framework's"},
 		{Name: "loss", Label: "Loss", Kind: "select", Options: names(fit.Losses), Default: "framework's"},
 		{Name: "norm", Label: "Norm kernel", Kind: "select", Options: names(fit.Norms), Default: "standard"},
+		{Name: "allocator", Label: "CUDA allocator", Kind: "select", Options: names(fit.Allocators), Default: "default", Help: "expandable: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
 		{Name: "lora-r", Label: "LoRA rank", Kind: "number", Default: "8"},
 		{Name: "lora-targets", Label: "LoRA targets", Kind: "text", Default: "q_proj,v_proj", Help: "comma list or all-linear"},
 		{Name: "lora-dropout", Label: "LoRA dropout", Kind: "number", Step: "any", Default: "framework's"},

@@ -54,6 +54,7 @@ func flagValues() map[string][]string {
 		"optimizer-step": enumNames(fit.OptimizerSteps),
 		"loss":           enumNames(fit.Losses),
 		"norm":           enumNames(fit.Norms),
+		"allocator":      enumNames(fit.Allocators),
 		"purchase":       {"on-demand", "spot", "any"},
 		"vendor":         {recommend.VendorNVIDIA, recommend.VendorAMD, recommend.VendorAny},
 		"rank":           {string(recommend.RankJob), string(recommend.RankHourly)},
