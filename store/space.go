@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -68,32 +69,64 @@ func checkSchema(ctx context.Context, s *Store) error {
 }
 
 // fullMessage says which filesystem is full when SQLite reports SQLITE_FULL: the
-// database's, or the temporary directory's, where SQLite writes its sort and temp
-// files (TMPDIR, or /var/tmp, /usr/tmp, /tmp). "database or disk is full" on a disk
-// with 76 GB free sent users to the wrong disk (issue 30). "" when neither is known to
-// be out of space.
+// database's, or the temporary directory's, where SQLite writes the files of a sort or
+// an index that outgrows its page cache, temp tables and statement journals
+// (tempDir: the database's directory unless SQLITE_TMPDIR is set). "database or disk
+// is full" on a disk with 76 GB free sent users to the wrong disk (issue 30). "" when
+// neither is known to be out of space.
 func (s *Store) fullMessage() string {
 	dbFree, dbOK := freeBytes(filepath.Dir(s.path))
-	tmp := sqliteTempDir()
+	tmp := s.tempDir(context.Background())
 	tmpFree, tmpOK := freeBytes(tmp)
 	switch {
 	case tmpOK && tmpFree < 1<<20 && (!dbOK || dbFree >= 1<<20):
-		return fmt.Sprintf("SQLite's temporary directory %s is full (%s free; the database's disk has %s): free space there or point TMPDIR at a disk with room", tmp, human(tmpFree), human(dbFree))
+		return fmt.Sprintf("SQLite's temporary directory %s is full (%s free; the database's disk has %s): free space there or point SQLITE_TMPDIR at a disk with room", tmp, human(tmpFree), human(dbFree))
 	case dbOK && dbFree < 1<<20:
 		return fmt.Sprintf("the database's disk (%s) is full (%s free)", filepath.Dir(s.path), human(dbFree))
 	}
 	return ""
 }
 
-// sqliteTempDir is the directory SQLite's unix VFS writes temporary files to: the first
-// of $SQLITE_TMPDIR, $TMPDIR, /var/tmp, /usr/tmp, /tmp that is a writable directory
-// (os_unix.c unixTempFileDir, SQLite 3.x).
-func sqliteTempDir() string {
-	for _, d := range []string{os.Getenv("SQLITE_TMPDIR"), os.Getenv("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp"} {
+// placeTempFiles puts SQLite's temporary files next to the database, the disk picker
+// already needs room on, unless $SQLITE_TMPDIR names a place for them (then SQLite's own
+// order stands). TMPDIR is often a small tmpfs, and a sort that filled it failed on a
+// disk with room (issue 30). The placement is PRAGMA temp_store_directory, which sets
+// SQLite's process-wide sqlite3_temp_directory (deprecated but compiled into
+// modernc.org/sqlite v1.62.0, SQLite 3.54.1, under SQLITE_MUTEX_STATIC_TEMPDIR); the unix
+// VFS tries it before SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp, /tmp (os_unix.c
+// unixTempFileDir). A process opens one database, so process-wide is per database; with
+// several, the last one opened read-write holds it. SQLite refuses a directory it
+// cannot write ("not a writable directory"); the placement is then cleared and SQLite's
+// order applies, which tempDir reports.
+func (s *Store) placeTempFiles(ctx context.Context) {
+	dir := ""
+	if os.Getenv("SQLITE_TMPDIR") == "" {
+		if abs, err := filepath.Abs(filepath.Dir(s.path)); err == nil { // a later chdir must not move it
+			dir = abs
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, "PRAGMA temp_store_directory = "+sqlQuote(dir)); err != nil && dir != "" {
+		s.db.ExecContext(ctx, "PRAGMA temp_store_directory = ''")
+	}
+}
+
+// sqlQuote is s as an SQL string literal.
+func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// tempDir is the directory SQLite's unix VFS writes temporary files to: the first of
+// temp_store_directory (placeTempFiles), $SQLITE_TMPDIR, $TMPDIR, /var/tmp, /usr/tmp,
+// /tmp that is a directory this process can write and search (os_unix.c
+// unixTempFileDir: stat, S_ISDIR and access(W_OK|X_OK), SQLite 3.x), "." when none is.
+func (s *Store) tempDir(ctx context.Context) string {
+	var placed string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA temp_store_directory").Scan(&placed); err != nil {
+		placed = "" // no row: unset
+	}
+	for _, d := range []string{placed, os.Getenv("SQLITE_TMPDIR"), os.Getenv("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp"} {
 		if d == "" {
 			continue
 		}
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && searchableDir(d) {
 			return d
 		}
 	}

@@ -12,3 +12,9 @@ func freeBytes(dir string) (uint64, bool) {
 	}
 	return uint64(st.Bavail) * uint64(st.Bsize), true
 }
+
+// searchableDir reports whether this process can create files in dir (W_OK|X_OK), the
+// test SQLite's unixTempFileDir makes of a temporary directory.
+func searchableDir(dir string) bool {
+	return sysunix.Access(dir, sysunix.W_OK|sysunix.X_OK) == nil
+}

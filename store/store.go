@@ -107,6 +107,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 		return nil, err
 	}
+	s.placeTempFiles(ctx) // space.go: next to the database unless SQLITE_TMPDIR is set
 	return s, nil
 }
 
