@@ -22,6 +22,28 @@ type WatchLister interface {
 	Watches() []Watch
 }
 
+// QuotaRead is a provider's account quota read, as `picker providers` lists it: how many
+// quotas of which account are stored, when a read last landed and was last tried, the
+// oldest stored quota (a failed region keeps its older ones) and what the newest read's
+// failed regions said. Times, not ages: the page works the ages out when it renders, so
+// a cached row does not show a stale age.
+type QuotaRead struct {
+	Account       string
+	Quotas        int
+	LastOK        *time.Time // nil: no read ever landed
+	Oldest        time.Time
+	Attempted     time.Time
+	RegionsFailed int
+	Error         string
+}
+
+// CapacityWord is a provider's stored capacity word: offers it said were available and
+// sold out, and when it said so.
+type CapacityWord struct {
+	Available, SoldOut int
+	Observed           time.Time
+}
+
 type providersPage struct {
 	Rows    []Provider
 	Watches []Watch

@@ -79,6 +79,10 @@ type Provider struct {
 	Sources             []string
 	LastError           string
 	ConsecutiveFailures int
+	// Quotas and Capacity are the launch data (providers.go): the account's quota read
+	// and the capacity word; nil where the provider has none.
+	Quotas   *QuotaRead
+	Capacity *CapacityWord
 }
 
 // Options tune the handler.

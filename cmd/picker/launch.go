@@ -200,6 +200,8 @@ type quotaRow struct {
 	RegionsFailed int    `json:"regions_failed"`
 	Error         string `json:"error,omitempty"`
 	Requests      int    `json:"requests"`
+	// oldest is Age's time, for the web page, which works ages out as it renders.
+	oldest time.Time
 }
 
 // capacityRow is a provider's stored capacity word: offers said available and sold out,
@@ -242,7 +244,7 @@ func (a *app) addLaunchRows(ctx context.Context, st any, rows []providerRow) err
 				r.LastOK = &t
 			}
 			if !q.Oldest.IsZero() {
-				r.Age = formatAge(now.Sub(q.Oldest))
+				r.Age, r.oldest = formatAge(now.Sub(q.Oldest)), q.Oldest
 			}
 			rows[i].Quotas = r
 		}

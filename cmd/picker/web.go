@@ -71,6 +71,7 @@ func (b webBackend) Providers(ctx context.Context) ([]web.Provider, error) {
 			LastSuccess: r.LastSuccess, SnapshotDate: r.SnapshotDate, LastAttempt: r.LastAttempt, LastAttemptStatus: r.LastAttemptStatus,
 			NewestObserved: r.newestObserved, Offers: r.Offers, Sources: r.Sources,
 			LastError: r.LastError, ConsecutiveFailures: r.ConsecutiveFailures}
+		out[i].Quotas, out[i].Capacity = webLaunch(r) // web_launch.go
 	}
 	return out, nil
 }
