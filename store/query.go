@@ -217,6 +217,34 @@ func (s *Store) page(ctx context.Context, q Query, useCache, wantTotal bool) (Pa
 	return p, nil
 }
 
+// OfferNames are the providers and the regions of the current offers, each once: what
+// a --provider or --region value is checked against. Each is a walk of its filter index
+// (0002_filter_indexes.sql: partial on the current offers, and covering), not a read of
+// every offer, so that a page of a filtered listing (/offers.csv) stays a page.
+func (s *Store) OfferNames(ctx context.Context) (providers, regions []string, err error) {
+	list := func(col string) ([]string, error) {
+		rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT "+col+" FROM offers WHERE price IS NOT NULL")
+		if err != nil {
+			return nil, s.dbError("list offer names", err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				return nil, s.dbError("list offer names", err)
+			}
+			out = append(out, v)
+		}
+		return out, s.dbError("list offer names", rows.Err())
+	}
+	if providers, err = list("provider"); err != nil {
+		return nil, nil, err
+	}
+	regions, err = list("region")
+	return providers, regions, err
+}
+
 // offerWhere is q's filters and search as WHERE conditions (ANDed) and their arguments.
 func offerWhere(q Query) ([]string, []any, error) {
 	var where []string

@@ -345,24 +345,44 @@ func writeOffers(s *IOStreams, offers []pricing.Offer) error {
 	return nil
 }
 
+// offerNamer is a store that lists the current offers' providers and regions without
+// reading the offers (*store.Store does); a fake without it is read whole.
+type offerNamer interface {
+	OfferNames(ctx context.Context) (providers, regions []string, err error)
+}
+
 // checkNames rejects --provider and --region values no stored offer has (a typo is a
-// usage error naming the closest names, not "nothing fits"). It reads the whole catalogue
-// only when one of those filters is given.
+// usage error naming the closest names, not "nothing fits"). It asks only when one of
+// those filters is given, and of a store.Store only the names (OfferNames), so that a
+// page of a filtered list (/offers.csv) does not read every offer to check its filter.
 func (f *offerFilters) checkNames(ctx context.Context, st offerStore) error {
 	if len(f.q.Providers) == 0 && len(f.q.Regions) == 0 {
 		return nil
 	}
-	all, err := st.Offers(ctx, store.Query{})
-	if err != nil {
-		return err
-	}
-	if len(all) == 0 {
-		return nil // nothing stored: the empty answer says to refresh
-	}
 	provs, regions := map[string]bool{}, map[string]bool{}
-	for _, o := range all {
-		provs[o.Provider] = true
-		regions[o.Region] = true
+	if n, ok := st.(offerNamer); ok {
+		ps, rs, err := n.OfferNames(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			provs[p] = true
+		}
+		for _, r := range rs {
+			regions[r] = true
+		}
+	} else {
+		all, err := st.Offers(ctx, store.Query{})
+		if err != nil {
+			return err
+		}
+		for _, o := range all {
+			provs[o.Provider] = true
+			regions[o.Region] = true
+		}
+	}
+	if len(provs) == 0 {
+		return nil // nothing stored: the empty answer says to refresh
 	}
 	check := func(flag string, vals []string, known map[string]bool) error {
 		names := make([]string, 0, len(known))
