@@ -436,7 +436,7 @@ func standardNotes(m *model.Model, r *resolved) []string {
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	out = append(out, allocatorNote(r))
 	if r.quantB > 0 && (m.Ckpt == nil || !r.Quant.Quantized()) {
-		add("%s weights for linear layers (%.4f bytes/param incl. quantization constants); embeddings, lm_head, norms and biases stay %s", r.Quant, r.quantB, dtypeName(r.store))
+		add("%s weights for linear layers (%.4f bytes/param incl. quantization constants); %s %s", r.Quant, r.quantB, keptModules(m, r), dtypeName(r.store))
 	}
 	if r.IsTraining() {
 		switch {

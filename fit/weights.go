@@ -73,12 +73,17 @@ func weightBytes(m *model.Model, r *resolved) float64 {
 	if m.Ckpt != nil && r.Quant.Quantized() {
 		return m.Ckpt.WeightBytes(m, r.store)
 	}
-	nonLinear := float64(m.EmbedParams+m.OtherParams) + frameworkHead(m, r)
+	head := frameworkHead(m, r)
+	nonLinear := float64(m.EmbedParams+m.OtherParams) + head
 	if r.quantB == 0 {
 		return (nonLinear + float64(m.LinearParams)) * r.store
 	}
 	keep := keepFP32Params(m, r) // stack.go: _keep_in_fp32_modules stay fp32, unquantized
 	q := (float64(m.LinearParams)-keep)*r.quantB + keep*4
+	if quantizesHead(m, r) { // quanthead.go: LitGPT's GPTQ quantizes the head too
+		nonLinear -= head
+		q += head * r.quantB
+	}
 	if r.Quant == "int8" {
 		for _, mod := range m.Modules {
 			q += float64(mod.Out*mod.Count) * 4 // LLM.int8 per-row fp32 scale (SCB)
