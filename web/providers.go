@@ -45,7 +45,10 @@ type CapacityWord struct {
 }
 
 type providersPage struct {
-	Rows    []Provider
+	Rows []Provider
+	// Launch are the rows with quota or capacity data, in a table of their own under
+	// the providers table (as `picker providers` prints them under its own).
+	Launch  []Provider
 	Watches []Watch
 	Error   string
 	APIURL  string
@@ -66,6 +69,11 @@ func (s *server) providers(w http.ResponseWriter, r *http.Request) {
 		p.Error = err.Error()
 	}
 	p.Rows = rows
+	for _, r := range rows {
+		if r.Quotas != nil || r.Capacity != nil {
+			p.Launch = append(p.Launch, r)
+		}
+	}
 	if wl, ok := s.b.(WatchLister); ok {
 		p.Watches = wl.Watches()
 	}

@@ -56,9 +56,9 @@ func TestWebProvidersLaunchData(t *testing.T) {
 	defer srv.Close()
 	row := func(body, name string) string {
 		t.Helper()
-		i := strings.Index(body, `<tr data-provider="`+name+`">`)
+		i := strings.Index(body, `<tr data-launch="`+name+`">`)
 		if i < 0 {
-			t.Fatalf("no %s row on the Providers page", name)
+			t.Fatalf("no %s row in the Providers page's launch table", name)
 		}
 		return body[i : i+strings.Index(body[i:], "</tr>")]
 	}
@@ -76,18 +76,18 @@ func TestWebProvidersLaunchData(t *testing.T) {
 		body := string(b)
 		aws := row(body, "aws")
 		for _, want := range []string{
-			`quotas of account <span class="mono">000011112222</span>: 2 stored, read ` + read.UTC().Format("2006-01-02 15:04 UTC") + " (" + tc.quotaAge + " ago), oldest " + tc.quotaAge + " old",
+			`<td class="quotas">account <span class="mono">000011112222</span>: 2 stored, read ` + read.UTC().Format("2006-01-02 15:04 UTC") + " (" + tc.quotaAge + " ago), oldest " + tc.quotaAge + " old",
 			"failed for 1 region(s), their last good quotas kept: us-west-2: AccessDeniedException: not authorized",
 		} {
 			if !strings.Contains(aws, want) {
 				t.Errorf("+%v: aws row lacks %q:\n%s", tc.after, want, aws)
 			}
 		}
-		if want := "capacity: 1 sold out, 1 available, observed " + tc.word + " ago"; !strings.Contains(row(body, "lambda"), want) {
+		if want := `<td class="capacity">1 sold out, 1 available, observed ` + tc.word + " ago</td>"; !strings.Contains(row(body, "lambda"), want) {
 			t.Errorf("+%v: lambda row lacks %q:\n%s", tc.after, want, row(body, "lambda"))
 		}
-		if r := row(body, "azure"); !strings.Contains(r, `<td class="launch"><span class="dim">none</span></td>`) {
-			t.Errorf("azure (no launch data) row: %s", r)
+		if strings.Contains(body, `<tr data-launch="azure">`) || !strings.Contains(row(body, "lambda"), `<td class="quotas"><span class="dim">none</span></td>`) {
+			t.Errorf("azure (no launch data) has a launch row, or lambda (no quotas) does not say none:\n%s", row(body, "lambda"))
 		}
 	}
 }
