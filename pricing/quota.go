@@ -32,9 +32,10 @@ type Quota struct {
 	// Unit is QuotaVCPU or QuotaGPU.
 	Unit  string  `json:"unit"`
 	Limit float64 `json:"limit"`
-	// Usage is what the account uses now, when the provider says (GCP does; AWS puts it
-	// in CloudWatch, which picker does not read): UsageKnown false means Remaining is the
-	// whole limit.
+	// Usage is what the account uses now: GCP's answer says; for AWS (whose Service
+	// Quotas leave it to CloudWatch) the read counts the vCPUs of the account's running
+	// GPU instances. UsageKnown false (that count failed) means Remaining is the whole
+	// limit.
 	Usage      float64   `json:"usage"`
 	UsageKnown bool      `json:"usage_known"`
 	ObservedAt time.Time `json:"observed_at"`
