@@ -26,7 +26,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/pickergpu/picker/pricing"
@@ -212,22 +211,8 @@ func runHostile(picker string, nOffers, clients int, duration time.Duration, dir
 	<-rdone
 	close(stop)
 
-	alive := true
-	select {
-	case err := <-exited:
-		alive = false
-		fmt.Printf("DAEMON EXITED: %v\n", err)
-	default:
-	}
-	code, _ := getStatus(base + "/healthz")
-	hwm := rssKB(cmd.Process.Pid, "VmHWM")
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(40 * time.Second):
-		cmd.Process.Kill()
-	}
-	panics := strings.Count(logs.String(), "panic")
+	sv := stopDaemon(cmd, exited, base, &logs)
+	alive, code, hwm, panics := sv.alive, sv.code, sv.hwmKB, sv.panics
 
 	fmt.Printf("hostile load: %d clients for %v (%d CPUs, shared), %d offers; %d refreshes rewrote every price, %d failed\n",
 		clients, elapsed.Round(time.Millisecond), runtime.NumCPU(), nOffers, refreshes.Load(), failed.Load())

@@ -219,22 +219,8 @@ func run(picker string, nOffers, clients, perClient, maxConc int, duration time.
 		all = append(all, s.d)
 	}
 	// Survival: still running, /healthz ok, no panic in its log.
-	alive := true
-	select {
-	case err := <-exited:
-		alive = false
-		fmt.Printf("DAEMON EXITED: %v\n", err)
-	default:
-	}
-	code, _ := getStatus(base + "/healthz")
-	hwm := rssKB(cmd.Process.Pid, "VmHWM")
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(40 * time.Second):
-		cmd.Process.Kill()
-	}
-	panics := strings.Count(logs.String(), "panic")
+	sv := stopDaemon(cmd, exited, base, &logs)
+	alive, code, hwm, panics := sv.alive, sv.code, sv.hwmKB, sv.panics
 
 	conc := "default"
 	if maxConc > 0 {
@@ -387,4 +373,35 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// survival is how a daemon came out of a load run: running when the run ended, /healthz
+// after it, its peak RSS and the panics in its log.
+type survival struct {
+	alive  bool
+	code   int
+	hwmKB  int64
+	panics int
+}
+
+// stopDaemon reads the daemon's survival, then stops it (SIGTERM, SIGKILL after 40 s);
+// both load tests end this way.
+func stopDaemon(cmd *exec.Cmd, exited <-chan error, base string, logs *bytes.Buffer) survival {
+	s := survival{alive: true}
+	select {
+	case err := <-exited:
+		s.alive = false
+		fmt.Printf("DAEMON EXITED: %v\n", err)
+	default:
+	}
+	s.code, _ = getStatus(base + "/healthz")
+	s.hwmKB = rssKB(cmd.Process.Pid, "VmHWM")
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(40 * time.Second):
+		cmd.Process.Kill()
+	}
+	s.panics = strings.Count(logs.String(), "panic")
+	return s
 }
