@@ -68,7 +68,7 @@ func TestSpotPricedByExpectedCost(t *testing.T) {
 	if wild.Bill.RestartUSD <= 0 || *wild.EstCostUSD <= *od.EstCostUSD {
 		t.Errorf("wild spot: restarts $%v, job $%v vs on-demand $%v; want restarts priced and dearer than on-demand", wild.Bill.RestartUSD, *wild.EstCostUSD, *od.EstCostUSD)
 	}
-	if saving, list := 1-*calm.EstCostUSD / *od.EstCostUSD, 1-4.0/6; saving < 0.95*list || saving > list+0.001 {
+	if saving, list := 1 - *calm.EstCostUSD / *od.EstCostUSD, 1-4.0/6; saving < 0.95*list || saving > list+0.001 {
 		t.Errorf("calm spot saves %.1f %%; want most of the hourly %.1f %% but not more", saving*100, list*100)
 	}
 	if rec.SpotSaving == nil || !strings.Contains(rec.SpotSaving.Statement, "cheaper") || !strings.Contains(rec.SpotSaving.Statement, "<5% /month") ||
