@@ -57,10 +57,10 @@ func (a *app) runGPUs(ctx context.Context) error {
 		var recs [][]string
 		for _, r := range rows {
 			for _, p := range r.Providers {
-				recs = append(recs, []string{r.Model, num(r.MemGB, 1), num(r.UsableGiB, 2), r.Architecture, fmt.Sprint(r.SupportsBF16), p.Provider, optUSD(p.OnDemand, ""), optUSD(p.Spot, "")})
+				recs = append(recs, []string{pricing.SpreadsheetSafe(r.Model), num(r.MemGB, 1), num(r.UsableGiB, 2), r.Architecture, fmt.Sprint(r.SupportsBF16), p.Provider, optUSD(p.OnDemand, ""), optUSD(p.Spot, "")})
 			}
 			if len(r.Providers) == 0 {
-				recs = append(recs, []string{r.Model, num(r.MemGB, 1), num(r.UsableGiB, 2), r.Architecture, fmt.Sprint(r.SupportsBF16), "", "", ""})
+				recs = append(recs, []string{pricing.SpreadsheetSafe(r.Model), num(r.MemGB, 1), num(r.UsableGiB, 2), r.Architecture, fmt.Sprint(r.SupportsBF16), "", "", ""})
 			}
 		}
 		return writeCSV(a.stdout, []string{"gpu_model", "memory_gb", "usable_gib", "architecture", "supports_bf16", "provider", "on_demand_usd_gpu_hr", "spot_usd_gpu_hr"}, recs)

@@ -127,7 +127,8 @@ func (a *app) runHistory(ctx context.Context, hq store.HistoryQuery) error {
 	case "csv":
 		recs := make([][]string, len(rows))
 		for i, r := range rows {
-			recs[i] = []string{r.Provider, r.Region, r.Zone, r.InstanceType, r.Purchase, r.ValidFrom.Format(time.RFC3339), fmtOptTime(r.ValidTo, ""), num(r.PriceUSDHr, 6)}
+			ss := pricing.SpreadsheetSafe // provider text: a leading = + - @ is not a formula
+			recs[i] = []string{ss(r.Provider), ss(r.Region), ss(r.Zone), ss(r.InstanceType), r.Purchase, r.ValidFrom.Format(time.RFC3339), fmtOptTime(r.ValidTo, ""), num(r.PriceUSDHr, 6)}
 		}
 		return writeCSV(a.stdout, []string{"provider", "region", "zone", "instance_type", "purchase", "valid_from", "valid_to", "price_usd_hr"}, recs)
 	}

@@ -171,7 +171,7 @@ func writeProviders(s *IOStreams, rows []providerRow) error {
 	case "csv":
 		recs := make([][]string, len(rows))
 		for i, r := range rows {
-			recs[i] = []string{r.Name, fmt.Sprint(r.Adapter), fmt.Sprint(r.Enabled), fmtOptTime(r.LastSuccess, ""), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, " "), r.LastError, fmt.Sprint(r.ConsecutiveFailures),
+			recs[i] = []string{r.Name, fmt.Sprint(r.Adapter), fmt.Sprint(r.Enabled), fmtOptTime(r.LastSuccess, ""), r.Age, fmt.Sprint(r.Offers), strings.Join(r.Sources, " "), pricing.SpreadsheetSafe(r.LastError), fmt.Sprint(r.ConsecutiveFailures),
 				fmtOptTime(r.LastAttempt, ""), r.LastAttemptStatus, fmtOptTime(r.SnapshotDate, ""), r.Needs}
 		}
 		return writeCSV(s.Out, []string{"name", "adapter", "enabled", "last_success", "age", "offers", "sources", "last_error", "consecutive_failures",

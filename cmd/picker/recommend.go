@@ -323,12 +323,13 @@ func writeRecommendation(s *IOStreams, r *RecommendResult) error {
 		rows := make([][]string, len(r.Offers))
 		for i, f := range r.Offers {
 			o := f.Offer
-			rows[i] = []string{o.Provider, o.Region, o.Zone, o.InstanceType, o.GPUModel, num(o.GPUCount, 4), num(o.GPUMemGiB, 2), num(o.VCPUs, 2), num(o.RAMGiB, 2),
+			ss := pricing.SpreadsheetSafe // provider text: a leading = + - @ is not a formula
+			rows[i] = []string{ss(o.Provider), ss(o.Region), ss(o.Zone), ss(o.InstanceType), ss(o.GPUModel), num(o.GPUCount, 4), num(o.GPUMemGiB, 2), num(o.VCPUs, 2), num(o.RAMGiB, 2),
 				string(o.Purchase), num(o.PriceUSDHr, 6), o.ObservedAt.UTC().Format("2006-01-02T15:04:05Z"), o.Source,
 				num(f.NeedPerGPUGiB, 3), num(f.SparePerGPUGiB, 3), optNum(f.EstHours), optNum(f.EstCostUSD),
 				num(float64(max(f.Nodes, 1)), 0), num(o.PriceUSDHr*float64(max(f.Nodes, 1)), 6),
 				optNum(f.SetupHours), optNum(f.BilledHours), optNum(f.TokensPerSec), optNum(f.TTFTSec), optNum6(f.USDPerMOutTokens),
-				optNum6(f.USDPerMTokens), optNum(f.ImagesPerSec), optNum6(f.USDPerImage), f.TimeBound, strconv.FormatBool(f.Frontier), strings.Join(f.Regions, " ")}
+				optNum6(f.USDPerMTokens), optNum(f.ImagesPerSec), optNum6(f.USDPerImage), f.TimeBound, strconv.FormatBool(f.Frontier), ss(strings.Join(f.Regions, " "))}
 			rows[i] = append(rows[i], billCells(&f)...) // recommend_csv.go
 		}
 		return writeCSV(w, fitColumns, rows)
