@@ -56,6 +56,10 @@ type EngineSpec struct {
 	OneFullSequence bool
 	// CUDAGraphs: the engine captures decode CUDA graphs at start-up (graph pool memory).
 	CUDAGraphs bool
+	// ContextShift: a sequence that outgrows the context keeps running (llama.cpp keeps
+	// the prompt's first n_keep tokens and discards half of the rest), so a context
+	// below prompt + output is a valid job; the others refuse such a request.
+	ContextShift bool
 	// Split is how the engine divides a model over several GPUs by default.
 	Split  Split
 	Source string
@@ -93,7 +97,8 @@ const (
 	trtMaxBatchedTokens = 8192
 	// llama.cpp (b6000), common/common.h common_params: n_ctx = 4096, n_ubatch = 512,
 	// split_mode = LLAMA_SPLIT_MODE_LAYER; the KV cache is f16 (cache_type_k/v "f16")
-	// and ggml's activations are f32.
+	// and ggml's activations are f32; ctx_shift = true ("context shift on infinite text
+	// generation"; later builds turn it off by default, so the launch line asks for it).
 	llamaCppContext = 4096
 	llamaCppUBatch  = 512
 	// ncclBufferBytes: NCCL keeps NCCL_BUFFSIZE (4 MiB, NCCL docs "Environment
@@ -118,8 +123,8 @@ var engineSpecs = map[Engine]EngineSpec{
 		Source: "python/sglang/srt/server_args.py (mem_fraction_static 0.88/0.87/0.85/0.81/0.79 at tp 1/2/4/8/16, chunked_prefill_size 8192 (2048 under 25,000 MB), context_length = the model's)"},
 	EngineTRTLLM: {Name: EngineTRTLLM, Version: "1.0", Fraction: trtFraction, MaxBatchedTokens: trtMaxBatchedTokens, CUDAGraphs: true, Split: SplitTensor,
 		Source: "tensorrt_llm/llmapi/llm_args.py KvCacheConfig (free_gpu_memory_fraction: \"Default is 90%\" of the free memory), BuildConfig (max_num_tokens 8192, max_seq_len = the model's)"},
-	EngineLlamaCpp: {Name: EngineLlamaCpp, Version: "b6000", MaxBatchedTokens: llamaCppUBatch, ContextDefault: llamaCppContext, Split: SplitLayer,
-		Source: "common/common.h common_params (n_ctx 4096, n_ubatch 512, split_mode LLAMA_SPLIT_MODE_LAYER, f16 KV cache)"},
+	EngineLlamaCpp: {Name: EngineLlamaCpp, Version: "b6000", MaxBatchedTokens: llamaCppUBatch, ContextDefault: llamaCppContext, Split: SplitLayer, ContextShift: true,
+		Source: "common/common.h common_params (n_ctx 4096, n_ubatch 512, split_mode LLAMA_SPLIT_MODE_LAYER, f16 KV cache, ctx_shift true)"},
 	EngineHF: {Name: EngineHF, Version: "transformers 4.57", Split: SplitTensor,
 		Source: "GenerationMixin.generate: the whole prompt in one forward pass, logits of the last position"},
 }
@@ -273,7 +278,8 @@ func resolveWorkload(m *model.Model, r *resolved) error {
 }
 
 // workloadSeqLen is resolveLength's rule for a serving workload: a sequence holds its
-// prompt and its whole output, so --seq-len defaults to their sum and may not be less.
+// prompt and its whole output, so --seq-len defaults to their sum and may not be less,
+// unless the engine shifts the context (llama.cpp), where --seq-len is its -c.
 func workloadSeqLen(r *resolved) error {
 	w := r.PromptTokens + r.OutputTokens
 	if w == 0 {
@@ -281,6 +287,11 @@ func workloadSeqLen(r *resolved) error {
 	}
 	if r.SeqLen == 0 {
 		r.SeqLen = w
+		return nil
+	}
+	if r.SeqLen < w && r.Engine.Spec().ContextShift {
+		r.note("%s takes --seq-len %d below --prompt-tokens %d + --output-tokens %d = %d: its context is -c (--max-model-len), and a sequence that outgrows it shifts (keeps the prompt's first tokens, discards half of the rest) instead of failing",
+			r.Engine, r.SeqLen, r.PromptTokens, r.OutputTokens, w)
 		return nil
 	}
 	if r.SeqLen < w {
@@ -494,6 +505,9 @@ func launchLine(s *Serving) string {
 				mode = "row"
 			}
 			add("--split-mode", mode)
+		}
+		if j.PromptTokens+j.OutputTokens > s.MaxModelLen/max(j.Batch, 1) {
+			add("--context-shift") // a slot's sequence outgrows its share of -c: shift, not fail
 		}
 	default:
 		return ""

@@ -3,6 +3,7 @@ package fit
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,6 +137,21 @@ func TestWorkloadLengths(t *testing.T) {
 	var pe *pricing.Error
 	if !errors.As(err, &pe) || pe.Param != "seq-len" || !strings.Contains(err.Error(), "--prompt-tokens 2000") || !strings.Contains(err.Error(), "--output-tokens 500") {
 		t.Errorf("err %v", err)
+	}
+	// llama.cpp shifts a sequence that outgrows its context, so a shorter --seq-len runs,
+	// says so, and its launch line asks for the shift when -c is too short.
+	r, err := Estimate(m, Job{Engine: EngineLlamaCpp, SeqLen: 1024, MaxModelLen: 1024, PromptTokens: 300, OutputTokens: 1024})
+	if err != nil {
+		t.Fatalf("llama.cpp with --seq-len below prompt + output: %v", err)
+	}
+	if !slices.ContainsFunc(r.Assumptions, func(a string) bool { return strings.Contains(a, "shifts") }) {
+		t.Errorf("no context-shift assumption in %q", r.Assumptions)
+	}
+	if r.Serving == nil || !strings.Contains(r.Serving.Launch, "--context-shift") {
+		t.Errorf("launch without --context-shift: %+v", r.Serving)
+	}
+	if r, err := Estimate(m, Job{Engine: EngineLlamaCpp, PromptTokens: 300, OutputTokens: 1024}); err != nil || strings.Contains(r.Serving.Launch, "--context-shift") {
+		t.Errorf("a sequence within the default -c: launch %v, err %v", r, err)
 	}
 	if _, err := Estimate(m, Job{Engine: EngineVLLM, MaxModelLen: 1000, PromptTokens: 2000}); err == nil {
 		t.Error("--max-model-len below the sequence accepted")
