@@ -115,24 +115,12 @@ func runHostile(picker string, nOffers, clients int, duration time.Duration, dir
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[daemon]\nlisten = %q\n", addr)), 0o644); err != nil {
 		return err
 	}
-	var logs bytes.Buffer
-	cmd := exec.Command(picker, "--config", cfg, "--db", db, "--quiet", "daemon")
-	cmd.Stderr = &syncWriter{w: &logs}
-	cmd.Env = env
-	if err := cmd.Start(); err != nil {
+	d, err := startDaemon(picker, cfg, db, addr, env)
+	if err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-		}
-	}()
-	base := "http://" + addr
-	if err := waitHealthy(base, 60*time.Second, exited); err != nil {
-		return fmt.Errorf("daemon did not start: %w\n%s", err, logs.String())
-	}
+	defer d.kill()
+	cmd, base := d.cmd, d.base
 
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
 	defer cancel()
@@ -211,7 +199,7 @@ func runHostile(picker string, nOffers, clients int, duration time.Duration, dir
 	<-rdone
 	close(stop)
 
-	sv := stopDaemon(cmd, exited, base, &logs)
+	sv := d.stop()
 	alive, code, hwm, panics := sv.alive, sv.code, sv.hwmKB, sv.panics
 
 	fmt.Printf("hostile load: %d clients for %v (%d CPUs, shared), %d offers; %d refreshes rewrote every price, %d failed\n",

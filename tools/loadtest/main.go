@@ -123,24 +123,12 @@ func run(picker string, nOffers, clients, perClient, maxConc int, duration time.
 	if err := os.WriteFile(cfg, []byte(cfgText), 0o644); err != nil {
 		return err
 	}
-	var logs bytes.Buffer
-	cmd := exec.Command(picker, "--config", cfg, "--db", db, "--quiet", "daemon")
-	cmd.Stderr = &syncWriter{w: &logs}
-	cmd.Env = append(os.Environ(), "HF_ENDPOINT=http://127.0.0.1:1", "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
-	if err := cmd.Start(); err != nil {
+	d, err := startDaemon(picker, cfg, db, addr, append(os.Environ(), "HF_ENDPOINT=http://127.0.0.1:1", "XDG_CACHE_HOME="+filepath.Join(dir, "cache")))
+	if err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-		}
-	}()
-	base := "http://" + addr
-	if err := waitHealthy(base, 60*time.Second, exited); err != nil {
-		return fmt.Errorf("daemon did not start: %w\n%s", err, logs.String())
-	}
+	defer d.kill()
+	cmd, base := d.cmd, d.base
 
 	var peakRSS atomic.Int64
 	stopSampling := make(chan struct{})
@@ -219,7 +207,7 @@ func run(picker string, nOffers, clients, perClient, maxConc int, duration time.
 		all = append(all, s.d)
 	}
 	// Survival: still running, /healthz ok, no panic in its log.
-	sv := stopDaemon(cmd, exited, base, &logs)
+	sv := d.stop()
 	alive, code, hwm, panics := sv.alive, sv.code, sv.hwmKB, sv.panics
 
 	conc := "default"
@@ -384,9 +372,42 @@ type survival struct {
 	panics int
 }
 
-// stopDaemon reads the daemon's survival, then stops it (SIGTERM, SIGKILL after 40 s);
-// both load tests end this way.
-func stopDaemon(cmd *exec.Cmd, exited <-chan error, base string, logs *bytes.Buffer) survival {
+// daemon is a picker daemon a load test started, with its log and exit.
+type daemon struct {
+	cmd    *exec.Cmd
+	base   string
+	logs   *bytes.Buffer
+	exited chan error
+}
+
+// startDaemon starts picker's daemon on addr and waits until /healthz answers.
+func startDaemon(picker, cfg, db, addr string, env []string) (*daemon, error) {
+	d := &daemon{base: "http://" + addr, logs: &bytes.Buffer{}, exited: make(chan error, 1)}
+	d.cmd = exec.Command(picker, "--config", cfg, "--db", db, "--quiet", "daemon")
+	d.cmd.Stderr = &syncWriter{w: d.logs}
+	d.cmd.Env = env
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { d.exited <- d.cmd.Wait() }()
+	if err := waitHealthy(d.base, 60*time.Second, d.exited); err != nil {
+		d.kill()
+		return nil, fmt.Errorf("daemon did not start: %w\n%s", err, d.logs.String())
+	}
+	return d, nil
+}
+
+// kill ends a daemon that stop did not (a run that returned early).
+func (d *daemon) kill() {
+	if d.cmd.ProcessState == nil {
+		d.cmd.Process.Kill()
+	}
+}
+
+// stop reads the daemon's survival, then stops it (SIGTERM, SIGKILL after 40 s); both
+// load tests end this way.
+func (d *daemon) stop() survival {
+	cmd, exited := d.cmd, d.exited
 	s := survival{alive: true}
 	select {
 	case err := <-exited:
@@ -394,7 +415,7 @@ func stopDaemon(cmd *exec.Cmd, exited <-chan error, base string, logs *bytes.Buf
 		fmt.Printf("DAEMON EXITED: %v\n", err)
 	default:
 	}
-	s.code, _ = getStatus(base + "/healthz")
+	s.code, _ = getStatus(d.base + "/healthz")
 	s.hwmKB = rssKB(cmd.Process.Pid, "VmHWM")
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -402,6 +423,6 @@ func stopDaemon(cmd *exec.Cmd, exited <-chan error, base string, logs *bytes.Buf
 	case <-time.After(40 * time.Second):
 		cmd.Process.Kill()
 	}
-	s.panics = strings.Count(logs.String(), "panic")
+	s.panics = strings.Count(d.logs.String(), "panic")
 	return s
 }
