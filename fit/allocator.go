@@ -55,9 +55,15 @@ func allocatorSlack(bd Breakdown, r *resolved) float64 {
 // allocatorNote is the assumption that names the allocator and what its cache adds.
 func allocatorNote(r *resolved) string {
 	if r.Allocator == AllocatorExpandable {
-		return fmt.Sprintf("device_total = peak allocated + %.2f GiB CUDA context + allocator cache: PyTorch >= 2.1 with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (--allocator expandable): %.0f%% of long-lived tensors, and activations/temporaries grow the segment in place, so at most one 2 MiB page on them",
-			CUDAContextGiB, allocStaticFrac*100)
+		return allocatorNoteExpandable
 	}
-	return fmt.Sprintf("device_total = peak allocated + %.2f GiB CUDA context + allocator cache: PyTorch's caching allocator with fixed segments (--allocator default): %.0f%% of long-lived tensors, %.0f%% of activations/temporaries, which fragment the segments (expandable_segments:True, PyTorch >= 2.1, removes most of that: --allocator expandable)",
-		CUDAContextGiB, allocStaticFrac*100, allocDynamicFrac*100)
+	return allocatorNoteDefault
 }
+
+// The allocator assumptions depend on constants only: formatted once, not per estimate.
+var (
+	allocatorNoteExpandable = fmt.Sprintf("device_total = peak allocated + %.2f GiB CUDA context + allocator cache: PyTorch >= 2.1 with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (--allocator expandable): %.0f%% of long-lived tensors, and activations/temporaries grow the segment in place, so at most one 2 MiB page on them",
+		CUDAContextGiB, allocStaticFrac*100)
+	allocatorNoteDefault = fmt.Sprintf("device_total = peak allocated + %.2f GiB CUDA context + allocator cache: PyTorch's caching allocator with fixed segments (--allocator default): %.0f%% of long-lived tensors, %.0f%% of activations/temporaries, which fragment the segments (expandable_segments:True, PyTorch >= 2.1, removes most of that: --allocator expandable)",
+		CUDAContextGiB, allocStaticFrac*100, allocDynamicFrac*100)
+)

@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -414,9 +413,9 @@ func estimateServing(m *model.Model, r *resolved, weights, kvShare, wsShare, loa
 	return bd, total, s
 }
 
-// servingNotes say how the engine's budget was modelled.
-func servingNotes(s *Serving) []string {
-	var out []string
+// appendServingNotes appends how the engine's budget was modelled (concatenated, not
+// fmt: Estimate's hot path, format.go).
+func appendServingNotes(out []string, s *Serving) []string {
 	spec := s.Engine.Spec()
 	ctx := "the engine's default"
 	if !s.MaxModelLenDefault {
@@ -424,14 +423,13 @@ func servingNotes(s *Serving) []string {
 	}
 	switch s.Engine {
 	case EngineVLLM:
-		out = append(out, fmt.Sprintf("vLLM %s: gpu_memory_utilization %.2f of the GPU must hold the CUDA context, the weights, a %d-token chunked-prefill step (logits for %d sampled rows), NCCL buffers at tensor parallel >= 2 and a KV pool of at least one max_model_len %d sequence (%s) and the batch's %d tokens; device_total is that budget over %.2f",
-			spec.Version, s.MemoryFraction, spec.MaxBatchedTokens, max(spec.LogitRows, s.job.Batch), s.MaxModelLen, ctx, s.workload, s.MemoryFraction))
+		out = append(out, "vLLM "+spec.Version+": gpu_memory_utilization "+fixed(s.MemoryFraction, 2)+" of the GPU must hold the CUDA context, the weights, a "+itoa(spec.MaxBatchedTokens)+"-token chunked-prefill step (logits for "+itoa(max(spec.LogitRows, s.job.Batch))+" sampled rows), NCCL buffers at tensor parallel >= 2 and a KV pool of at least one max_model_len "+itoa(s.MaxModelLen)+" sequence ("+ctx+") and the batch's "+itoa(s.workload)+" tokens; device_total is that budget over "+fixed(s.MemoryFraction, 2))
 	case EngineSGLang:
-		out = append(out, fmt.Sprintf("SGLang %s: mem_fraction_static %.2f of the GPU must hold the weights and a KV pool of the batch's %d tokens; activations of a %d-token chunk, CUDA graphs and NCCL live in the rest", spec.Version, s.MemoryFraction, s.workload, spec.MaxBatchedTokens))
+		out = append(out, "SGLang "+spec.Version+": mem_fraction_static "+fixed(s.MemoryFraction, 2)+" of the GPU must hold the weights and a KV pool of the batch's "+itoa(s.workload)+" tokens; activations of a "+itoa(spec.MaxBatchedTokens)+"-token chunk, CUDA graphs and NCCL live in the rest")
 	case EngineTRTLLM:
-		out = append(out, fmt.Sprintf("TensorRT-LLM %s: the KV pool (the batch's %d tokens) is free_gpu_memory_fraction %.2f of the memory left after the weights, a %d-token step, CUDA graphs and NCCL", spec.Version, s.workload, s.MemoryFraction, spec.MaxBatchedTokens))
+		out = append(out, "TensorRT-LLM "+spec.Version+": the KV pool (the batch's "+itoa(s.workload)+" tokens) is free_gpu_memory_fraction "+fixed(s.MemoryFraction, 2)+" of the memory left after the weights, a "+itoa(spec.MaxBatchedTokens)+"-token step, CUDA graphs and NCCL")
 	case EngineLlamaCpp:
-		out = append(out, fmt.Sprintf("llama.cpp %s: a %d-token f16 KV cache (-c, %s; shared by the -np %d slots), a %d-token f32 compute buffer; %s", spec.Version, s.MaxModelLen, ctx, s.job.Batch, spec.MaxBatchedTokens, splitWord(s)))
+		out = append(out, "llama.cpp "+spec.Version+": a "+itoa(s.MaxModelLen)+"-token f16 KV cache (-c, "+ctx+"; shared by the -np "+itoa(s.job.Batch)+" slots), a "+itoa(spec.MaxBatchedTokens)+"-token f32 compute buffer; "+splitWord(s))
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -101,14 +100,15 @@ func KernelNeedsOf(j Job) KernelNeeds {
 	return n
 }
 
-// row returns the engine's row for a kernel family.
-func (n KernelNeeds) row(k Kernel) (KernelRow, bool) {
-	for _, r := range KernelTable {
-		if r.Engine == n.Engine && r.Kernel == k {
+// row returns the engine's row for a kernel family (a pointer into KernelTable: the
+// per-offer check copies no rows).
+func (n KernelNeeds) row(k Kernel) (*KernelRow, bool) {
+	for i := range KernelTable {
+		if r := &KernelTable[i]; r.Engine == n.Engine && r.Kernel == k {
 			return r, true
 		}
 	}
-	return KernelRow{}, false
+	return nil, false
 }
 
 // runs reports whether row r covers a GPU (vendor, compute capability).
@@ -122,7 +122,9 @@ func (r KernelRow) runs(amd bool, cc float64) bool {
 // Missing returns the kernel family the GPU lacks for the job ("" = it has them all) and
 // why, citing the table's source. An fp8 job runs W8A8 where the GPU has fp8 tensor
 // cores and the engine's W8A16 (Marlin) kernels elsewhere; fallback names that case.
-// A GPU whose compute capability is unknown is not judged.
+// A GPU whose compute capability is unknown is not judged. The recommender asks it for
+// every offer, so the path where nothing is missing allocates nothing (the reason is
+// built only when there is one).
 func (n KernelNeeds) Missing(vendor, computeCapability string, fp8Cores bool) (missing Kernel, reason string, fallback bool) {
 	if n.Engine == "" {
 		return "", "", false
@@ -132,27 +134,8 @@ func (n KernelNeeds) Missing(vendor, computeCapability string, fp8Cores bool) (m
 	if !amd && err != nil {
 		return "", "", false
 	}
-	name := fmt.Sprintf("%s %s", n.Engine, n.Engine.Spec().Version)
-	on := "compute capability " + computeCapability
-	if amd {
-		on = "ROCm (" + computeCapability + ")"
-	}
-	lacks := func(k Kernel, why string) (Kernel, string, bool) {
-		r, ok := n.row(k)
-		if !ok {
-			return k, fmt.Sprintf("%s has no %s kernels (%s)", name, k, why), false
-		}
-		need := fmt.Sprintf("compute capability %.1f+", r.MinCC)
-		if r.MaxCC > 0 {
-			need = fmt.Sprintf("compute capability %.1f", r.MaxCC)
-		}
-		if amd {
-			need = "NVIDIA"
-		}
-		return k, fmt.Sprintf("%s's %s kernels (%s) need %s, not %s [%s]", name, k, why, need, on, r.Source), false
-	}
 	if r, ok := n.row(KernelRuntime); !ok || !r.runs(amd, cc) {
-		return lacks(KernelRuntime, "the engine itself")
+		return n.lacks(KernelRuntime, "the engine itself", amd, computeCapability)
 	}
 	fb := false
 	for i, k := range n.Kernels {
@@ -167,17 +150,39 @@ func (n KernelNeeds) Missing(vendor, computeCapability string, fp8Cores bool) (m
 			_, w8a16 := n.row(KernelFP8W8A16)
 			switch {
 			case !fp8Cores && w8a16:
-				return lacks(KernelFP8W8A16, n.flags[i]+" without fp8 tensor cores")
+				return n.lacks(KernelFP8W8A16, n.flags[i]+" without fp8 tensor cores", amd, computeCapability)
 			case !fp8Cores:
 				continue // no fp8 tensor cores and no fallback: the fp8 rule excludes it (Job.FP8Cores)
 			}
-			return lacks(KernelFP8W8A8, n.flags[i])
+			return n.lacks(KernelFP8W8A8, n.flags[i], amd, computeCapability)
 		}
 		if r, ok := n.row(k); !ok || !r.runs(amd, cc) {
-			return lacks(k, n.flags[i])
+			return n.lacks(k, n.flags[i], amd, computeCapability)
 		}
 	}
 	return "", "", fb
+}
+
+// lacks is Missing's answer for a kernel family the GPU lacks (why: the flag that asked
+// for it), with the reason citing the table's row.
+func (n KernelNeeds) lacks(k Kernel, why string, amd bool, computeCapability string) (Kernel, string, bool) {
+	name := string(n.Engine) + " " + n.Engine.Spec().Version
+	r, ok := n.row(k)
+	if !ok {
+		return k, name + " has no " + string(k) + " kernels (" + why + ")", false
+	}
+	on := "compute capability " + computeCapability
+	if amd {
+		on = "ROCm (" + computeCapability + ")"
+	}
+	need := "compute capability " + fixed(r.MinCC, 1) + "+"
+	if r.MaxCC > 0 {
+		need = "compute capability " + fixed(r.MaxCC, 1)
+	}
+	if amd {
+		need = "NVIDIA"
+	}
+	return k, name + "'s " + string(k) + " kernels (" + why + ") need " + need + ", not " + on + " [" + r.Source + "]", false
 }
 
 // FP8Cores reports whether a served job needs fp8 tensor cores whatever its engine's

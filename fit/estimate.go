@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pickergpu/picker/model"
@@ -145,11 +146,18 @@ func (r *resolved) note(format string, args ...any) {
 	r.notes = append(r.notes, fmt.Sprintf(format, args...))
 }
 
+// addNote is note for a text already built: the frequent notes concatenate theirs
+// (format.go) instead of going through fmt.
+func (r *resolved) addNote(s string) { r.notes = append(r.notes, s) }
+
 // resolve fills defaults and rejects impossible combinations, one concern per step; the
 // order matters (the precision default depends on the task, the weight bytes on the
 // quantization, the sharding default on the GPU count).
 func resolve(m *model.Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
+	// The assumptions: the model's, then each step's, then Estimate's standard ones, in
+	// one slice sized for a typical job's (a LoRA fine-tune states about 20).
+	r.notes = append(make([]string, 0, len(m.Notes)+24), m.Notes...)
 	for _, step := range []func(*model.Model, *resolved) error{
 		resolveTask, resolveApplicable, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism, resolveEngine, resolveSplit,
 		resolveGradCkpt, resolveLength, resolveWorkload, resolveStack, resolveLoRA, resolveTechniques,
@@ -420,10 +428,13 @@ func Estimate(m *model.Model, job Job) (*Result, error) {
 		res.Serving = r.serving
 	}
 	res.Warnings = r.warns
-	res.Assumptions = append(append(append([]string{}, m.Notes...), r.notes...), standardNotes(m, r)...)
+	// r.notes starts with the model's notes (resolve), so the assumptions are one slice,
+	// clipped so that a caller's append never writes into another's.
+	notes := appendStandardNotes(r.notes, m, r)
 	if r.serving != nil {
-		res.Assumptions = append(res.Assumptions, servingNotes(r.serving)...)
+		notes = appendServingNotes(notes, r.serving)
 	}
+	res.Assumptions = slices.Clip(notes)
 	return res, nil
 }
 
@@ -431,61 +442,62 @@ func Estimate(m *model.Model, job Job) (*Result, error) {
 // answers (so equal needs compare equal).
 func Round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-func standardNotes(m *model.Model, r *resolved) []string {
-	var out []string
-	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+// appendStandardNotes appends the assumptions of the job's kind and stack. Estimate runs
+// tens of times per recommendation, so the fixed notes are constants and the others
+// concatenate their numbers (format.go) rather than go through fmt.
+func appendStandardNotes(out []string, m *model.Model, r *resolved) []string {
 	out = append(out, allocatorNote(r))
 	if r.quantB > 0 && (m.Ckpt == nil || !r.Quant.Quantized()) {
-		add("%s weights for linear layers (%.4f bytes/param incl. quantization constants); %s %s", r.Quant, r.quantB, keptModules(m, r), dtypeName(r.store))
+		out = append(out, string(r.Quant)+" weights for linear layers ("+fixed(r.quantB, 4)+" bytes/param incl. quantization constants); "+keptModules(m, r)+" "+dtypeName(r.store))
 	}
 	if r.IsTraining() {
 		switch {
 		case r.mixed && !r.Shard.Sharded():
-			add("mixed precision with PyTorch AMP: fp32 weights + a %s autocast copy, fp32 gradients, fp32 optimizer states", strings.TrimSuffix(string(r.Precision), "-mixed"))
+			out = append(out, "mixed precision with PyTorch AMP: fp32 weights + a "+strings.TrimSuffix(string(r.Precision), "-mixed")+" autocast copy, fp32 gradients, fp32 optimizer states")
 		case r.mixed:
-			add("mixed precision as in the ZeRO paper: 16-bit weights and gradients, fp32 master weights with the optimizer states (2+2+12 bytes/param for AdamW)")
+			out = append(out, "mixed precision as in the ZeRO paper: 16-bit weights and gradients, fp32 master weights with the optimizer states (2+2+12 bytes/param for AdamW)")
 		case r.Precision != "fp32" && r.adapterFP32 && r.Task != TaskFullFT:
-			add("frozen base weights in %s: %.0f bytes/param; adapters, their gradients and optimizer states in fp32 (PEFT autocast_adapter_dtype=True)", r.Precision, r.store)
+			out = append(out, "frozen base weights in "+string(r.Precision)+": "+fixed(r.store, 0)+" bytes/param; adapters, their gradients and optimizer states in fp32 (PEFT autocast_adapter_dtype=True)")
 		case r.Precision != "fp32":
-			add("true %s training: weights, gradients and optimizer states in %s", r.Precision, r.Precision)
+			out = append(out, "true "+string(r.Precision)+" training: weights, gradients and optimizer states in "+string(r.Precision))
 		}
 		if r.Task != TaskFullFT {
-			add("LoRA r=%d on %s: %d trainable parameters; the frozen base keeps no gradients or optimizer states", r.LoRARank, strings.Join(r.targets, ","), r.trainable)
+			out = append(out, "LoRA r="+itoa(r.LoRARank)+" on "+strings.Join(r.targets, ",")+": "+strconv.FormatInt(r.trainable, 10)+" trainable parameters; the frozen base keeps no gradients or optimizer states")
 			if r.LoRADropout != nil && *r.LoRADropout > 0 {
-				add("lora_dropout %.2g keeps a dropped-out copy of each adapted layer's input and a 1-byte mask", *r.LoRADropout)
+				out = append(out, "lora_dropout "+general(*r.LoRADropout, 2)+" keeps a dropped-out copy of each adapted layer's input and a 1-byte mask")
 			} else {
-				add("lora_dropout 0: no dropout copies (PEFT recipes often set 0.05-0.1: --lora-dropout)")
+				out = append(out, "lora_dropout 0: no dropout copies (PEFT recipes often set 0.05-0.1: --lora-dropout)")
 			}
 			if r.mixed {
 				base := "fp32 (autocast casts frozen weights on the fly; use --precision bf16 for a base loaded in bf16)"
 				if r.quantB > 0 {
 					base = "16-bit where not quantized (bitsandbytes loads them so)"
 				}
-				add("mixed precision: frozen base weights %s; adapters, their gradients and optimizer states in fp32 (PEFT's default autocast_adapter_dtype)", base)
+				out = append(out, "mixed precision: frozen base weights "+base+"; adapters, their gradients and optimizer states in fp32 (PEFT's default autocast_adapter_dtype)")
 			}
 		}
 		if r.GradCkpt {
-			add("gradient checkpointing: each layer keeps only its input; one layer is recomputed at a time")
+			out = append(out, "gradient checkpointing: each layer keeps only its input; one layer is recomputed at a time")
 		}
 		if m.Kind == model.KindEncoder {
-			add("encoder trained with a classification head (no vocabulary logits)")
+			out = append(out, "encoder trained with a classification head (no vocabulary logits)")
 		}
 		if r.Optimizer == "paged-adamw-8bit" {
-			add("paged optimizer states live in CUDA unified memory: counted on the device, though torch.cuda.max_memory_allocated does not see them")
+			out = append(out, "paged optimizer states live in CUDA unified memory: counted on the device, though torch.cuda.max_memory_allocated does not see them")
 		}
 		if r.GPUs > 1 && !r.Shard.Sharded() {
-			add("DDP: gradient buckets hold a second copy of the gradients (gradient_as_bucket_view=False, the default)")
+			out = append(out, "DDP: gradient buckets hold a second copy of the gradients (gradient_as_bucket_view=False, the default)")
 		}
 	} else if m.Kind != model.KindDiffusion {
 		if m.KVPerToken > 0 {
-			add("KV cache for batch %d x %d tokens (prompt + generated) in %s", r.Batch, r.SeqLen, kvDtypeName(r))
+			out = append(out, "KV cache for batch "+itoa(r.Batch)+" x "+itoa(r.SeqLen)+" tokens (prompt + generated) in "+kvDtypeName(r))
 		}
-		add("peak includes the largest checkpoint tensor copied while the weights load")
+		out = append(out, "peak includes the largest checkpoint tensor copied while the weights load")
 	}
-	out = append(out, stackNotes(m, r)...)
-	out = append(out, techniqueNotes(m, r)...)
+	out = appendStackNotes(out, m, r)
+	out = appendTechniqueNotes(out, m, r)
 	if m.AttnSoftcap && r.Attention != "eager" {
-		add("%s uses attention logit soft-capping, which fused SDPA/flash kernels do not apply: the attention scores are materialised as in eager mode", m.Architecture)
+		out = append(out, m.Architecture+" uses attention logit soft-capping, which fused SDPA/flash kernels do not apply: the attention scores are materialised as in eager mode")
 	}
 	return out
 }

@@ -222,6 +222,8 @@ func TestPhysics(t *testing.T) {
 	}
 }
 
+// BenchmarkEstimate: recommend builds tens of estimates per request (issue 29), mostly
+// of these kinds: a default inference, a served (vLLM) inference and LoRA fine-tunes.
 func BenchmarkEstimate(b *testing.B) {
 	cases := []struct {
 		name, model string
@@ -229,6 +231,9 @@ func BenchmarkEstimate(b *testing.B) {
 	}{
 		{"llama-2-7b-lora", "llama-2-7b", Job{Task: TaskLoRA, Batch: 4, SeqLen: 2048}},
 		{"llama-2-70b-full-zero3-8gpu", "llama-2-70b", Job{Task: TaskFullFT, Shard: "zero3", GPUs: 8, GradCkpt: true}},
+		{"llama-3.1-8b-inference", "llama-3.1-8b-instruct", Job{}},
+		{"llama-3.1-8b-vllm-2gpu", "llama-3.1-8b-instruct", Job{Engine: EngineVLLM, GPUs: 2, Batch: 4, PromptTokens: 1000, OutputTokens: 500}},
+		{"llama-3.1-8b-lora-fsdp-4gpu", "llama-3.1-8b-instruct", Job{Task: TaskLoRA, SeqLen: 2048, GPUs: 4, Shard: "fsdp"}},
 	}
 	for _, c := range cases {
 		m := catModel(b, c.model)

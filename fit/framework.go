@@ -57,9 +57,7 @@ func resolveFramework(m *model.Model, r *resolved) error {
 	asked := r.GradAccum // --grad-accum, 0 when not given
 	lora := r.Task == TaskLoRA || r.Task == TaskQLoRA
 	training := r.IsTraining()
-	def := func(format string, args ...any) {
-		r.note("%s default: %s", r.Framework, fmt.Sprintf(format, args...))
-	}
+	def := func(text string) { r.addNote(string(r.Framework) + " default: " + text) }
 	switch r.Framework {
 	case FrameworkHF:
 		if r.Task == TaskLoRA && r.Precision == "" && !r.Quant.Quantized() {
@@ -93,7 +91,7 @@ func resolveFramework(m *model.Model, r *resolved) error {
 		}
 		if lora && r.LoRADropout == nil {
 			r.setDropout(hfLoRADropout)
-			def("lora_dropout %.2g (PEFT LoraConfig default)", hfLoRADropout)
+			def(hfDropoutNote)
 		}
 	case FrameworkLitGPT:
 		// config_hub recipes: global_batch_size 16 over micro_batch_size 1-4: gradients
@@ -106,7 +104,11 @@ func resolveFramework(m *model.Model, r *resolved) error {
 			// config_hub/finetune/*/{full,lora,qlora}.yaml: precision: bf16-true; generate
 			// and chat default to bf16-true too.
 			r.Precision = "bf16"
-			def("bf16-true: weights%s, gradients and optimizer states in bf16 (config_hub precision: bf16-true)", map[bool]string{true: ", adapters", false: ""}[lora])
+			adapters := ""
+			if lora {
+				adapters = ", adapters"
+			}
+			def("bf16-true: weights" + adapters + ", gradients and optimizer states in bf16 (config_hub precision: bf16-true)")
 		}
 		if training && r.Task != TaskImageGen && m.Kind != model.KindEncoder {
 			// litgpt/finetune/*.py: model(input_ids, lm_head_chunk_size=128) with
@@ -116,7 +118,7 @@ func resolveFramework(m *model.Model, r *resolved) error {
 		}
 		if lora && r.LoRADropout == nil {
 			r.setDropout(litgptLoRADropout)
-			def("lora_dropout %.2g (litgpt/finetune/lora.py)", litgptLoRADropout)
+			def(litgptDropoutNote)
 		}
 		if r.Task == TaskQLoRA && r.Optimizer == "" {
 			def("QLoRA swaps AdamW for bitsandbytes PagedAdamW (32-bit states in CUDA unified memory; counted as adamw here)")
@@ -169,7 +171,7 @@ func resolveFramework(m *model.Model, r *resolved) error {
 		}
 		if lora && r.LoRADropout == nil {
 			r.setDropout(torchtuneLoRADropout)
-			def("lora_dropout %.2g (torchtune LoRA builders)", torchtuneLoRADropout)
+			def(torchtuneDropoutNote)
 		}
 	}
 	if !lora {
@@ -184,6 +186,13 @@ func resolveFramework(m *model.Model, r *resolved) error {
 }
 
 func (r *resolved) setDropout(p float64) { r.LoRADropout = &p }
+
+// The frameworks' dropout defaults as notes, formatted once.
+var (
+	hfDropoutNote        = fmt.Sprintf("lora_dropout %.2g (PEFT LoraConfig default)", hfLoRADropout)
+	litgptDropoutNote    = fmt.Sprintf("lora_dropout %.2g (litgpt/finetune/lora.py)", litgptLoRADropout)
+	torchtuneDropoutNote = fmt.Sprintf("lora_dropout %.2g (torchtune LoRA builders)", torchtuneLoRADropout)
+)
 
 // WantsGradCkpt reports whether the job, once resolved, checkpoints activations: asked
 // for, or a default of its framework (hf QLoRA, torchtune training).

@@ -103,7 +103,7 @@ func resolveStack(m *model.Model, r *resolved) error {
 	// 2+2+12 bytes, not pure bf16.
 	if r.Shard.DeepSpeed() && !r.mixed && r.b == 2 && (r.Task == TaskFullFT || !r.adapterFP32) {
 		r.dsMasters = true
-		r.note("DeepSpeed %s: the model and its gradients in 16 bits, fp32 master weights and optimizer states on the optimizer's partition (DeepSpeed bf16/fp16 modes always keep fp32 masters)", r.Precision)
+		r.addNote("DeepSpeed " + string(r.Precision) + ": the model and its gradients in 16 bits, fp32 master weights and optimizer states on the optimizer's partition (DeepSpeed bf16/fp16 modes always keep fp32 masters)")
 	}
 	// FSDP with gradient accumulation: Trainer/Accelerate (GradientAccumulationPlugin
 	// sync_each_batch=False, the default) and LitGPT (fabric.no_backward_sync) run the
@@ -121,11 +121,11 @@ func resolveStack(m *model.Model, r *resolved) error {
 	// in units of their own, and torchtune's FSDP2 shards per parameter: neither pays it.
 	if r.Shard.FSDP() && r.Framework == FrameworkLitGPT && r.Task != TaskFullFT {
 		r.flatFrozenGrads = true
-		r.note("litgpt FSDP LoRA: every Block is one flat parameter of frozen weights and adapters (auto_wrap_policy={Block}, use_orig_params=True), so FSDP holds gradients for the frozen block weights too, as if they were trained")
+		r.addNote("litgpt FSDP LoRA: every Block is one flat parameter of frozen weights and adapters (auto_wrap_policy={Block}, use_orig_params=True), so FSDP holds gradients for the frozen block weights too, as if they were trained")
 	}
 	if r.Shard.FSDP() && r.gradAccum && r.GradAccum > 1 && r.Framework != FrameworkTorchtune {
 		r.unshardedGrads = true
-		r.note("FSDP with %d-step accumulation under no_sync (Accelerate sync_each_batch=False / Fabric no_backward_sync): every GPU holds the full unsharded gradients until the last micro-batch reduces them; sync_each_batch=True keeps them sharded at the cost of a reduce-scatter per micro-batch", r.GradAccum)
+		r.addNote("FSDP with " + itoa(r.GradAccum) + "-step accumulation under no_sync (Accelerate sync_each_batch=False / Fabric no_backward_sync): every GPU holds the full unsharded gradients until the last micro-batch reduces them; sync_each_batch=True keeps them sharded at the cost of a reduce-scatter per micro-batch")
 	}
 	return nil
 }
@@ -153,7 +153,7 @@ func (t *trainMem) commBuffers(m *model.Model, r *resolved) {
 			t.comm += dsPrefetchBucketElems * gatherBytes(r)
 			what = "the reduce bucket (reduce_bucket_size 5e8) and the prefetch bucket (stage3_prefetch_bucket_size 5e7 elements)"
 		}
-		r.note("workspace holds %.2f GiB of DeepSpeed's collective buffers: %s", t.comm/GiB, what)
+		r.addNote("workspace holds " + fixed(t.comm/GiB, 2) + " GiB of DeepSpeed's collective buffers: " + what)
 	case r.Shard.FSDP():
 		// The unit being reduced: its unsharded gradient (reduce dtype = param_dtype,
 		// MixedPrecision docs) is the reduce-scatter's input while the next unit's
@@ -164,7 +164,7 @@ func (t *trainMem) commBuffers(m *model.Model, r *resolved) {
 		}
 		if !r.unshardedGrads {
 			t.comm = perLayer * gradB
-			r.note("workspace holds %.2f GiB of FSDP's reduce-scatter input: one layer's unsharded gradient", t.comm/GiB)
+			r.addNote("workspace holds " + fixed(t.comm/GiB, 2) + " GiB of FSDP's reduce-scatter input: one layer's unsharded gradient")
 		}
 	}
 	// DDP's gradient buckets are counted with the workspace (activations).
@@ -216,45 +216,56 @@ func keepFP32Params(m *model.Model, r *resolved) float64 {
 	return n
 }
 
-// stackNotes say which stack's defaults the estimate applies and where older versions
-// differ markedly.
-func stackNotes(m *model.Model, r *resolved) []string {
+// appendStackNotes appends the notes that say which stack's defaults the estimate
+// applies and where older versions differ markedly (built without fmt: Estimate's hot
+// path, format.go).
+func appendStackNotes(out []string, m *model.Model, r *resolved) []string {
 	if !r.IsTraining() {
-		return nil
+		return out
 	}
-	var out []string
-	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	add("stack: PyTorch >= 2.1 (foreach AdamW by default on CUDA; the pre-2.0 for-loop step held one parameter's temporaries), transformers >= 4.46 (ForCausalLMLoss upcasts the logits to fp32), PEFT >= 0.12 (adapters in fp32)")
-	// The time model's stack (jobtime/stepfixed.go, jobtime/dequant.go).
-	add("time: eager PyTorch as transformers' Trainer runs it (a host sync every micro-batch: logging_nan_inf_filter), so each forward waits on Python's dispatch where that is slower than its kernels, and every kernel takes at least its ~3.8 µs launch; torch.compile or CUDA graphs run faster at short steps")
+	out = append(out,
+		"stack: PyTorch >= 2.1 (foreach AdamW by default on CUDA; the pre-2.0 for-loop step held one parameter's temporaries), transformers >= 4.46 (ForCausalLMLoss upcasts the logits to fp32), PEFT >= 0.12 (adapters in fp32)",
+		// The time model's stack (jobtime/stepfixed.go, jobtime/dequant.go).
+		"time: eager PyTorch as transformers' Trainer runs it (a host sync every micro-batch: logging_nan_inf_filter), so each forward waits on Python's dispatch where that is slower than its kernels, and every kernel takes at least its ~3.8 µs launch; torch.compile or CUDA graphs run faster at short steps")
 	if r.quantB > 0 && (r.Quant == "nf4" || r.Quant == "fp4") {
-		add("bitsandbytes >= 0.43.2: a 4-bit layer saves its input for backward only while its gradient is pending (bitsandbytes < 0.43.2 kept every 4-bit layer's input past backward, far more memory); each 4-bit matmul dequantizes its weight to 16 bits (the largest copy, %.2f GiB, in workspace), timed at the branching dequantize kernel's speed (bitsandbytes before PR #1746, Sep 2025; the lookup-table kernel is 1.36-2.07x faster)", dequantTransient(m, r)/GiB)
+		out = append(out, "bitsandbytes >= 0.43.2: a 4-bit layer saves its input for backward only while its gradient is pending (bitsandbytes < 0.43.2 kept every 4-bit layer's input past backward, far more memory); each 4-bit matmul dequantizes its weight to 16 bits (the largest copy, "+fixed(dequantTransient(m, r)/GiB, 2)+" GiB, in workspace), timed at the branching dequantize kernel's speed (bitsandbytes before PR #1746, Sep 2025; the lookup-table kernel is 1.36-2.07x faster)")
 	}
 	if keep := keepFP32Params(m, r); keep > 0 {
-		add("%s keeps its feed-forward output projection wo in fp32 and unquantized (_keep_in_fp32_modules = [\"wo\"]): %.2f GiB of linear weights at 4 bytes", m.Architecture, keep*4/GiB)
+		out = append(out, m.Architecture+" keeps its feed-forward output projection wo in fp32 and unquantized (_keep_in_fp32_modules = [\"wo\"]): "+fixed(keep*4/GiB, 2)+" GiB of linear weights at 4 bytes")
 	}
 	switch {
 	case r.Shard.DeepSpeed():
-		add("DeepSpeed ZeRO-%s defaults (DeepSpeed >= 0.6, deepspeed/runtime/zero/config.py): reduce_bucket_size 5e8 elements (%.2f GiB in 16 bits)%s; a Trainer config with \"auto\" sets hidden_size² instead",
-			r.Shard[len(r.Shard)-1:], dsReduceBucketElems*r.b/GiB, map[bool]string{true: ", stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters 1e9", false: ""}[r.Shard == "zero3"])
+		zero3 := ""
+		if r.Shard == "zero3" {
+			zero3 = ", stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters 1e9"
+		}
+		out = append(out, "DeepSpeed ZeRO-"+string(r.Shard[len(r.Shard)-1:])+" defaults (DeepSpeed >= 0.6, deepspeed/runtime/zero/config.py): reduce_bucket_size 5e8 elements ("+fixed(dsReduceBucketElems*r.b/GiB, 2)+" GiB in 16 bits)"+zero3+"; a Trainer config with \"auto\" sets hidden_size² instead")
 	case r.Shard == "fsdp":
-		add("PyTorch FSDP (FSDP1 FullyShardedDataParallel or FSDP2 fully_shard, torch >= 2.4): FULL_SHARD over %d GPUs, BACKWARD_PRE prefetch (the current and the next layer gathered, the current layer's unsharded gradient being reduce-scattered), limit_all_gathers=True; the root unit (embedding, LM head: %.2f GiB) stays gathered from the forward through the backward", r.shardDegree(), rootUnitBytes(m, r)/GiB)
+		out = append(out, "PyTorch FSDP (FSDP1 FullyShardedDataParallel or FSDP2 fully_shard, torch >= 2.4): FULL_SHARD over "+itoa(r.shardDegree())+" GPUs, BACKWARD_PRE prefetch (the current and the next layer gathered, the current layer's unsharded gradient being reduce-scattered), limit_all_gathers=True; the root unit (embedding, LM head: "+fixed(rootUnitBytes(m, r)/GiB, 2)+" GiB) stays gathered from the forward through the backward")
 	case r.Shard == "hsdp":
-		add("PyTorch FSDP HYBRID_SHARD (FSDP2: fully_shard on a 2-D mesh): parameters, gradients and optimizer states sharded over the %d GPUs of a node, replicated across %d nodes (gradients all-reduced between replicas)", r.GPUs, max(r.Nodes, 1))
+		out = append(out, "PyTorch FSDP HYBRID_SHARD (FSDP2: fully_shard on a 2-D mesh): parameters, gradients and optimizer states sharded over the "+itoa(r.GPUs)+" GPUs of a node, replicated across "+itoa(max(r.Nodes, 1))+" nodes (gradients all-reduced between replicas)")
 	}
 	if r.world() > 1 {
 		comms := 1
 		if r.Shard == "hsdp" && r.Nodes > 1 {
 			comms = 2
 		}
-		add("NCCL ring buffers: %d communicator(s) × %d channels × (4 MiB simple + 4.7 MiB LL128 + 0.5 MiB LL) = %.2f GiB per GPU outside PyTorch's allocator (NCCL 2.x defaults; NCCL_BUFFSIZE and NCCL_MAX_NCHANNELS change it; NVLS on NVSwitch systems adds more)",
-			comms, ncclMaxChannels, float64(comms)*ncclCommBytes/GiB)
+		out = append(out, ncclNotes[comms])
 	}
 	if m.Kind == model.KindSeq2Seq {
-		add("encoder–decoder: the encoder runs over --seq-len %d tokens, the decoder and the LM head over --target-tokens %d (cross-attention keys and values over the encoder's tokens)", r.SeqLen, r.TargetTokens)
+		out = append(out, "encoder–decoder: the encoder runs over --seq-len "+itoa(r.SeqLen)+" tokens, the decoder and the LM head over --target-tokens "+itoa(r.TargetTokens)+" (cross-attention keys and values over the encoder's tokens)")
 	}
 	if r.Task != TaskFullFT {
-		add("LoRA bookkeeping: a frozen layer saves its input once, shared by every adapter reading it; each adapted module applies its own dropout, so a fused projection (qkv_proj, c_attn) has one")
+		out = append(out, "LoRA bookkeeping: a frozen layer saves its input once, shared by every adapter reading it; each adapted module applies its own dropout, so a fused projection (qkv_proj, c_attn) has one")
 	}
 	return out
+}
+
+// ncclNotes[n] is the NCCL buffers' assumption for n communicators per GPU (one, or two
+// under hybrid sharding across nodes): constants only, formatted once.
+var ncclNotes = [3]string{1: ncclNote(1), 2: ncclNote(2)}
+
+func ncclNote(comms int) string {
+	return fmt.Sprintf("NCCL ring buffers: %d communicator(s) × %d channels × (4 MiB simple + 4.7 MiB LL128 + 0.5 MiB LL) = %.2f GiB per GPU outside PyTorch's allocator (NCCL 2.x defaults; NCCL_BUFFSIZE and NCCL_MAX_NCHANNELS change it; NVLS on NVSwitch systems adds more)",
+		comms, ncclMaxChannels, float64(comms)*ncclCommBytes/GiB)
 }

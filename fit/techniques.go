@@ -152,9 +152,8 @@ func (r *resolved) warn(format string, args ...any) {
 	r.warns = append(r.warns, fmt.Sprintf(format, args...))
 }
 
-// techniqueNotes are the assumptions the technique flags add to a Result.
-func techniqueNotes(m *model.Model, r *resolved) []string {
-	var out []string
+// appendTechniqueNotes appends the assumptions the technique flags add to a Result.
+func appendTechniqueNotes(out []string, m *model.Model, r *resolved) []string {
 	switch r.OptimizerStep {
 	case "fused":
 		out = append(out, "fused AdamW step (torch.optim fused=True): no step temporaries beyond the states")
@@ -168,7 +167,7 @@ func techniqueNotes(m *model.Model, r *resolved) []string {
 		out = append(out, "fused linear cross-entropy (Liger): logits live for one chunk of tokens at a time")
 	}
 	if r.VAETiling {
-		out = append(out, fmt.Sprintf("VAE slicing and tiling: decodes one image at a time in tiles of at most %d px", m.Pipe.DefaultResolution))
+		out = append(out, "VAE slicing and tiling: decodes one image at a time in tiles of at most "+itoa(m.Pipe.DefaultResolution)+" px")
 	}
 	if r.Offload == OffloadModel {
 		out = append(out, "model CPU offload: components wait in host memory; the GPU holds the largest one at a time")
