@@ -47,8 +47,10 @@ var bigDB struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bigDB.dir != "" {
-		os.RemoveAll(bigDB.dir)
+	for _, dir := range []string{bigDB.dir, marketDB.dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
@@ -394,10 +396,9 @@ var marketDB struct {
 	err  error
 }
 
-// BenchmarkReadMarket: recommend's first read over a 100k-offer marketplace (every
-// offer its own shape, marketOffers) by fit-fact set, and by shape as before the sets
-// (the sets' rules made stale, so ReadShapes falls back), against the full on-demand read.
-func BenchmarkReadMarket(b *testing.B) {
+// marketStore opens a database of a 100k-offer marketplace (marketOffers), built once
+// per test binary (TestMain removes it).
+func marketStore(b *testing.B) *Store {
 	ctx := context.Background()
 	marketDB.once.Do(func() {
 		if marketDB.dir, marketDB.err = os.MkdirTemp("", "picker-bench-market-"); marketDB.err != nil {
@@ -414,12 +415,20 @@ func BenchmarkReadMarket(b *testing.B) {
 	if marketDB.err != nil {
 		b.Fatal(marketDB.err)
 	}
-	b.Cleanup(func() { os.RemoveAll(marketDB.dir) })
 	s, err := Open(ctx, filepath.Join(marketDB.dir, "market.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkReadMarket: recommend's first read over a 100k-offer marketplace (every
+// offer its own shape, marketOffers) by fit-fact set, and by shape as before the sets
+// (the sets' rules made stale, so ReadShapes falls back), against the full on-demand read.
+func BenchmarkReadMarket(b *testing.B) {
+	ctx := context.Background()
+	s := marketStore(b)
 	none := func([]pricing.Offer, [][]pricing.Offer, []bool) ([]ShapeNeed, error) { return nil, nil }
 	stale := func(on bool) {
 		v := recommend.FactsVersion()

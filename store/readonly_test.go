@@ -29,6 +29,18 @@ func readOnlyProbe(path string) string {
 	if err != nil {
 		return "read: " + err.Error()
 	}
+	// The shape read's snapshot (a read-only transaction, readtx.go) on this open.
+	s.UseImage(false)
+	all := func(cheapest []pricing.Offer, _ [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) {
+		needs := make([]ShapeNeed, len(cheapest))
+		for i := range needs {
+			needs[i].Limit = 1 << 20
+		}
+		return needs, nil
+	}
+	if shaped, err := s.ReadShapes(ctx, Query{}, all); err != nil || len(shaped) != len(offers) {
+		return fmt.Sprintf("read shapes: %d offers, %v; Offers read %d", len(shaped), err, len(offers))
+	}
 	_, werr := s.WriteSnapshot(ctx, "lambda", WriteInput{Offers: observed(at(9), mk("lambda", "r", "b", pricing.OnDemand, 2))})
 	return fmt.Sprintf("offers=%d write=%v", len(offers), pricing.ErrorCode(werr))
 }

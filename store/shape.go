@@ -54,17 +54,13 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 	} else if ok {
 		return readShapesImage(img, q, plan)
 	}
-	conn, err := s.db.Conn(ctx)
+	// One read snapshot (a deferred transaction, not the DSN's BEGIN IMMEDIATE, which
+	// takes the write lock) across the statements below, prepared once (readtx.go).
+	conn, err := s.beginRead(ctx)
 	if err != nil {
 		return nil, s.dbError("read shapes", err)
 	}
-	defer conn.Close()
-	// A deferred transaction (not the DSN's BEGIN IMMEDIATE, which takes the write
-	// lock) holds one read snapshot across the statements below.
-	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
-		return nil, s.dbError("read shapes", err)
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	defer conn.end()
 
 	var version int64
 	if s.cache != nil {
@@ -120,6 +116,12 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 			if k, ok := at[m.shape]; ok {
 				out[k] = append(out[k], m.Offer)
 			}
+		}
+		// In store order: the join on o.id IN (...) returns a group's rows as SQLite
+		// walks the IN list (by offer id), and the next round's cursor is the last one
+		// (out of order, a later round read some again: TestReadShapesOneSnapshot).
+		for _, m := range out {
+			slices.SortFunc(m, storeOrder)
 		}
 		return out, nil
 	})

@@ -51,6 +51,8 @@ type Store struct {
 	noImage bool
 	// health is what Ping and the writer keep beside the pool (health.go, writer.go).
 	health
+	// stmts are the statements prepared once for the reads (readtx.go).
+	stmts stmtCache
 }
 
 //go:embed migrations/*.sql
@@ -195,6 +197,7 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 // last connection closes.
 func (s *Store) Close() error {
 	s.closeHealth()
+	s.closeStmts()
 	return s.db.Close()
 }
 

@@ -542,14 +542,7 @@ func TestReopen(t *testing.T) {
 func TestReadersSeeWholeSnapshots(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
-	offers := syntheticOffers("aws", 3000, time.Time{})
-	if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: offers, Finished: at(0)}); err != nil {
-		t.Fatal(err)
-	}
-	doubled := slices.Clone(offers)
-	for i := range doubled {
-		doubled[i].PriceUSDHr *= 2
-	}
+	offers, doubled := writeDoubled(t, s, 3000)
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: doubled, Finished: at(1)})
@@ -569,15 +562,7 @@ func TestReadersSeeWholeSnapshots(t *testing.T) {
 		if err != nil {
 			t.Fatalf("read during write: %v", err)
 		}
-		old, new := 0, 0
-		for _, o := range got {
-			switch o.ObservedAt {
-			case at(0):
-				old++
-			case at(1):
-				new++
-			}
-		}
+		old, new := bySnapshot(got)
 		if old != 0 && new != 0 || old+new != len(offers) {
 			mixed++
 		}
