@@ -448,7 +448,7 @@ func launchLine(s *Serving) string {
 	if id == "" {
 		id = s.name
 	}
-	var a []string
+	a := make([]string, 0, 24) // every engine's longest line fits: no regrowth
 	add := func(parts ...string) { a = append(a, parts...) }
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	fp8Weights := j.Quant == "fp8"
