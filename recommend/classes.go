@@ -27,9 +27,12 @@ type classKey struct {
 
 // ladderOffers returns the offers of in (and their caps) a rung's best offer can be
 // among: per class, the offers no cheaper-or-equal one (by price, then key) matches on
-// host RAM, in the input's order. It fills in's offer facts as it goes (the billing rule
-// and the GPU link are part of the class).
-func ladderOffers(in *RecommendInput, caps []*gpuCaps) ([]pricing.Offer, []*gpuCaps) {
+// host RAM, in the input's order; and lean, those a job without CPU offload can pick:
+// it never reads the host RAM, so of each class's offers, in price order, only those up
+// to the first it can launch (not sold out, within the account's quota on one
+// instance) can be its best. It fills in's offer facts as it goes (the billing rule and
+// the GPU link are part of the class).
+func ladderOffers(in *RecommendInput, caps []*gpuCaps) (offers []pricing.Offer, sub []*gpuCaps, lean []pricing.Offer, leanCaps []*gpuCaps) {
 	nodes := in.Job.Nodes > 1 || in.Job.NodesAuto
 	// Most classes index a dense table (GPU model, whole GPU count up to 16, link, one of
 	// a few billing rules); slices, unknown GPUs, larger counts, other billing rules and
@@ -82,20 +85,41 @@ func ladderOffers(in *RecommendInput, caps []*gpuCaps) ([]pricing.Offer, []*gpuC
 		}
 		general[k] = keepOnRAM(in.Offers, general[k], i)
 	}
-	var idx []int
+	var idx, leanIdx []int
+	for _, l := range general {
+		lists = append(lists, l)
+	}
 	for _, l := range lists {
 		idx = append(idx, l...)
+		if nodes { // a cluster's quota depends on its node count: every offer
+			leanIdx = append(leanIdx, l...)
+			continue
+		}
+		slices.SortFunc(l, func(a, b int) int {
+			if classBefore(&in.Offers[a], &in.Offers[b]) {
+				return -1
+			}
+			return 1
+		})
+		for _, i := range l {
+			leanIdx = append(leanIdx, i)
+			if !in.soldOut(i) && in.quotaAllows(i, 1) {
+				break
+			}
+		}
 	}
-	for _, l := range general {
-		idx = append(idx, l...)
+	pick := func(idx []int) ([]pricing.Offer, []*gpuCaps) {
+		slices.Sort(idx) // the input's order, whatever the maps'
+		offers := make([]pricing.Offer, len(idx))
+		sub := make([]*gpuCaps, len(idx))
+		for j, i := range idx {
+			offers[j], sub[j] = in.Offers[i], caps[i]
+		}
+		return offers, sub
 	}
-	slices.Sort(idx) // the input's order, whatever the maps'
-	offers := make([]pricing.Offer, len(idx))
-	sub := make([]*gpuCaps, len(idx))
-	for j, i := range idx {
-		offers[j], sub[j] = in.Offers[i], caps[i]
-	}
-	return offers, sub
+	offers, sub = pick(idx)
+	lean, leanCaps = pick(leanIdx)
+	return offers, sub, lean, leanCaps
 }
 
 func boolInt(b bool) int {
@@ -114,22 +138,24 @@ func keepOnRAM(offers []pricing.Offer, list []int, i int) []int {
 			return list
 		}
 	}
-	before := func(a, b *pricing.Offer) bool { // a ranks before b within a class
-		if a.PriceUSDHr != b.PriceUSDHr {
-			return a.PriceUSDHr < b.PriceUSDHr
-		}
-		return keyLess(a, b)
-	}
 	for _, j := range list {
-		if p := &offers[j]; before(p, o) && p.RAMGiB >= o.RAMGiB {
+		if p := &offers[j]; classBefore(p, o) && p.RAMGiB >= o.RAMGiB {
 			return list
 		}
 	}
 	out := list[:0]
 	for _, j := range list {
-		if p := &offers[j]; !(before(o, p) && o.RAMGiB >= p.RAMGiB) {
+		if p := &offers[j]; !(classBefore(o, p) && o.RAMGiB >= p.RAMGiB) {
 			out = append(out, j)
 		}
 	}
 	return append(out, i)
+}
+
+// classBefore reports whether a ranks before b within a class: by price, then key.
+func classBefore(a, b *pricing.Offer) bool {
+	if a.PriceUSDHr != b.PriceUSDHr {
+		return a.PriceUSDHr < b.PriceUSDHr
+	}
+	return keyLess(a, b)
 }

@@ -85,8 +85,12 @@ type evaluator struct {
 	minGPUs int
 	base    *fit.Result // the job as asked at its base GPU count (prepare)
 	needs   stackNeeds
-	tp      bool // tensor-parallel inference: GPU counts must divide the attention heads
-	fp8     bool // the job needs fp8 tensor cores (fp8.go)
+	// codes memoizes needs.code per GPU model (gpuCaps.idx; codeAt: computed): the
+	// check builds kernel names, and every offer of a model asks it the same.
+	codes  []string
+	codeAt []bool
+	tp     bool // tensor-parallel inference: GPU counts must divide the attention heads
+	fp8    bool // the job needs fp8 tensor cores (fp8.go)
 	// multi-node (nodes.go): explicit node count, or auto; multiCache holds their variants.
 	nodes        int
 	autoNodes    bool
@@ -145,6 +149,19 @@ func newEvaluator(in *RecommendInput, job fit.Job, caps []*gpuCaps) *evaluator {
 	}
 	e.tp = !job.IsTraining() && !in.Model.IsImageModel() && (job.Shard == "" || job.Shard == "tp") && job.Split != fit.SplitLayer
 	return e
+}
+
+// stackCode is e.needs.code(c), computed once per GPU model and evaluator.
+func (e *evaluator) stackCode(c *gpuCaps) string {
+	if c.idx >= len(e.codes) {
+		n := max(c.idx+1, e.in.nCaps)
+		e.codes = append(e.codes, make([]string, n-len(e.codes))...)
+		e.codeAt = append(e.codeAt, make([]bool, n-len(e.codeAt))...)
+	}
+	if !e.codeAt[c.idx] {
+		e.codes[c.idx], e.codeAt[c.idx] = e.needs.code(c), true
+	}
+	return e.codes[c.idx]
 }
 
 func (e *evaluator) variant(k variantKey) *variant {
@@ -410,7 +427,7 @@ func (e *evaluator) evaluateAt(i, n int) (cand, bool) {
 	if e.fp8 && !(c.known && c.fp8) {
 		return cand{}, false // fp8 kernels need fp8 tensor cores (fp8.go); see Recommendation.Excluded
 	}
-	if e.needs.code(c) != "" {
+	if e.stackCode(c) != "" {
 		return cand{}, false // the software stack (stack.go); see Recommendation.Excluded
 	}
 	if cudaTooOld(o, c) {

@@ -133,15 +133,22 @@ type trial struct {
 
 // ladderRun evaluates rungs and plans for one Recommend call.
 type ladderRun struct {
-	in     *RecommendInput
-	caps   []*gpuCaps
-	base   trial
-	rungs  []rung
-	ctx    rungCtx
-	trials map[string]*trial
+	in   *RecommendInput
+	caps []*gpuCaps
+	// lean and leanCaps are in's offers a job without CPU offload judges (ladderOffers):
+	// about half of in's on a marketplace.
+	lean     *RecommendInput
+	leanCaps []*gpuCaps
+	base     trial
+	rungs    []rung
+	ctx      rungCtx
+	trials   map[string]*trial
 	// narrowed: only offers cheaper than the job's best are judged (cheaperOnly).
 	narrowed bool
 }
+
+// ladderLean turns the lean offers off (the tests compare the answers both ways).
+var ladderLean = true
 
 func newLadderRun(in *RecommendInput, caps []*gpuCaps, baseEv *evaluator, baseFits []Fit, baseRes *fit.Result) *ladderRun {
 	lr := &ladderRun{in: in, caps: caps, trials: map[string]*trial{}}
@@ -164,9 +171,13 @@ func newLadderRun(in *RecommendInput, caps []*gpuCaps, baseEv *evaluator, baseFi
 	sub := *in
 	lr.caps = caps
 	lr.cheaperOnly(&sub)
-	sub.Offers, lr.caps = ladderOffers(&sub, lr.caps) // classes.go
-	sub.facts = make([]offerFacts, len(sub.Offers))
-	lr.in = &sub
+	lean := sub
+	sub.Offers, lr.caps, lean.Offers, lr.leanCaps = ladderOffers(&sub, lr.caps) // classes.go
+	if !ladderLean {
+		lean.Offers, lr.leanCaps = sub.Offers, lr.caps
+	}
+	sub.facts, lean.facts = make([]offerFacts, len(sub.Offers)), make([]offerFacts, len(lean.Offers))
+	lr.in, lr.lean = &sub, &lean
 	return lr
 }
 
@@ -238,7 +249,11 @@ func (lr *ladderRun) try(fs []flagVal) *trial {
 	if t.res, t.err = fit.Estimate(lr.in.Model, probe); t.err != nil {
 		return t
 	}
-	t.ev = newEvaluator(lr.in, j, lr.caps)
+	in, caps := lr.in, lr.caps
+	if !j.Offload.Enabled() {
+		in, caps = lr.lean, lr.leanCaps
+	}
+	t.ev = newEvaluator(in, j, caps)
 	if best := rankFits(t.ev, 1); len(best) > 0 {
 		t.best = &best[0]
 		t.res = t.ev.variant(t.best.vk).res

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -325,6 +326,52 @@ func TestLadderNeverDearer(t *testing.T) {
 				rows += len(steps)
 				if rec.LadderOmits == "" || rec.RankedBy == "" {
 					t.Errorf("ladder_omits %q, ranked_by %q", rec.LadderOmits, rec.RankedBy)
+				}
+			})
+		}
+	}
+}
+
+// The ladder judges a job without CPU offload on each class's offers up to the first it
+// can launch (classes.go ladderOffers, lean): a class whose cheapest offer is sold out
+// still offers its launchable one to every rung. The whole answer is the same as with
+// every class's offers judged, by the hour and by the job's cost.
+func TestLadderLeanAnswersAsFull(t *testing.T) {
+	for _, lj := range ladderJobs {
+		for _, rank := range []Rank{RankHourly, RankJob} {
+			lj.rank = rank
+			t.Run(lj.name+"/"+string(rank), func(t *testing.T) {
+				in := ladderInput(t, lj, lj.job)
+				if in.Model.IsImageModel() && rank == RankJob {
+					in.Tokens, in.Images = 0, 1000
+				}
+				for k, o := range in.Offers {
+					// The same class, cheaper and sold out; with half the host RAM (so the
+					// launchable offer stays among the class's offers) or twice it.
+					twin := o
+					twin.Region, twin.PriceUSDHr, twin.Available = "r-sold", o.PriceUSDHr*0.7, pricing.SoldOut
+					twin.RAMGiB *= []float64{0.5, 2}[k%2]
+					in.Offers = append(in.Offers, twin)
+				}
+				answer := func(lean bool) string {
+					ladderLean = lean
+					defer func() { ladderLean = true }()
+					rec, err := Recommend(in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := json.Marshal(rec)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return string(b)
+				}
+				got, want := answer(true), answer(false)
+				if got != want {
+					t.Errorf("lean ladder differs from the full one:\n%.2000s\nwant\n%.2000s", got, want)
+				}
+				if !strings.Contains(want, `"ladder":[{`) && !strings.Contains(want, `"rejected":[{`) {
+					t.Errorf("no rung judged: the comparison checks nothing: %.500s", want)
 				}
 			})
 		}

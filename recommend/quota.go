@@ -230,15 +230,14 @@ func (in *RecommendInput) launchRegional() bool {
 	return (!in.IgnoreQuota && len(in.Quotas) > 0) || len(in.SoldOut) > 0
 }
 
-// launchFloor is c as the best a further offer of its shape can be: launchable (a
-// sold-out word is the offer's, not the shape's).
-func launchFloor(c *cand) *cand {
-	if !c.soldOut {
-		return c
-	}
-	f := *c
+// floorAfter reports whether every further offer of cd's shape at cd's price or dearer
+// ranks after t: its floor (floorOf) made launchable (a sold-out word is the offer's,
+// not the shape's) ranks after t. The floor is a copy on the stack: the plan asks this
+// of every shape each round.
+func floorAfter(ev *evaluator, cd, t *cand) bool {
+	f := floorOf(ev, cd)
 	f.soldOut = false
-	return &f
+	return rankAfter(ev, &f, t)
 }
 
 // markAllowed records that an offer of shape i (of n) the quota allows was read.

@@ -247,7 +247,7 @@ func Recommend(in RecommendInput) (*Recommendation, error) {
 	}
 	rec.Ladder, rec.Rejected, rec.Plan = ladder(rin, caps, ev, fits, rec.Estimate)
 	rec.LadderOmits = ladderOmits(rin)
-	rec.Excluded = slices.Concat(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev.needs), hostExclusions(rin, caps)) // fp8.go, stack.go, host.go
+	rec.Excluded = slices.Concat(fp8Exclusions(rin, caps), stackExclusions(rin, caps, ev), hostExclusions(rin, caps)) // fp8.go, stack.go, host.go
 	rec.CheapestCluster = cheapestCluster(rin, caps, fits)
 	rec.SpotSaving = spotSaving(ev, fits) // spotrisk.go
 	rec.BillAssumptions = billAssumptions(rin, ev, rin.hasSpot())
@@ -378,7 +378,7 @@ func rankFitsFrontier(ev *evaluator, top int, withFrontier bool) ([]Fit, []Fit) 
 				fast = p
 			}
 		}
-		best = keepTop(best, cd, top, func(a, b *cand) bool { return ev.better(a, b) })
+		best = keepTop(ev, best, &cd, top)
 	}
 	var front []Fit
 	onFront := map[int]bool{}
@@ -437,14 +437,16 @@ func checkTimeInput(in *RecommendInput) error {
 
 func ptr(v float64) *float64 { return &v }
 
-// keepTop inserts x into best (sorted by better, at most top long) where it belongs, and
-// drops what falls off the end: the top of many candidates without sorting them all.
-func keepTop[T any](best []T, x T, top int, better func(a, b *T) bool) []T {
-	if len(best) == top && !better(&x, &best[top-1]) {
+// keepTop inserts x into best (sorted by ev.better, at most top long) where it belongs,
+// and drops what falls off the end: the top of many candidates without sorting them
+// all. Concrete, not generic over a comparison func: a func value would make x escape,
+// one heap copy per offer judged.
+func keepTop(ev *evaluator, best []cand, x *cand, top int) []cand {
+	if len(best) == top && !ev.better(x, &best[top-1]) {
 		return best
 	}
-	k := sort.Search(len(best), func(j int) bool { return better(&x, &best[j]) })
-	best = slices.Insert(best, k, x)
+	k := sort.Search(len(best), func(j int) bool { return ev.better(x, &best[j]) })
+	best = slices.Insert(best, k, *x)
 	if len(best) > top {
 		best = best[:top]
 	}

@@ -148,16 +148,16 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	// t is the top-th best offer read so far: the top-th best of all offers is no worse,
 	// so an offer ranking after t cannot place. nil when fewer offers fit. The best top
 	// are kept in a short sorted list, as rankFitsFrontier does.
-	best := make([]*cand, 0, min(top, len(p.cands))+1) // a huge --top costs nothing
+	best := make([]cand, 0, min(top, len(p.cands))+1) // a huge --top costs nothing
 	for k := range p.cands {
 		if !rin.quotaAllows(p.cands[k].i, p.cands[k].vk.nodes) {
 			continue // out of quota: it cannot place (quota.go)
 		}
-		best = keepTop(best, &p.cands[k], top, func(a, b **cand) bool { return ev.better(*a, *b) })
+		best = keepTop(ev, best, &p.cands[k], top)
 	}
 	var t *cand
 	if len(best) >= top {
-		t = best[top-1]
+		t = &best[top-1]
 	}
 	// The shapes that can still place more than read, best dearest-offer first: a round
 	// asks about top more offers of the first of them, so the next t is tighter.
@@ -167,7 +167,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	}
 	var opens []open
 	for i := range cheapest {
-		if !p.ok[i] || (t != nil && rankAfter(ev, launchFloor(floorOf(ev, &p.cands[p.at[i]-1])), t)) {
+		if !p.ok[i] || (t != nil && floorAfter(ev, &p.cands[p.at[i]-1], t)) {
 			continue // this shape's best already ranks below top others
 		}
 		cd := p.cands[p.at[i]-1]
@@ -181,7 +181,7 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 		// Where an offer's extras differ by region (allin.go), a dearer offer of the shape
 		// may still rank before the ones read: only the floor of its figure decides.
 		regional := rin.regional() || rin.launchRegional()
-		if (have >= top && !regional) || (i < len(exhausted) && exhausted[i]) || ((have > 1 || regional) && t != nil && rankAfter(ev, launchFloor(floorOf(ev, &dear)), t)) {
+		if (have >= top && !regional) || (i < len(exhausted) && exhausted[i]) || ((have > 1 || regional) && t != nil && floorAfter(ev, &dear, t)) {
 			continue // it has no more, or its dearest offer read already ranks below
 		}
 		opens = append(opens, open{i, have, dear})
@@ -330,9 +330,9 @@ func (ev *evaluator) floorTerms(cd *cand) (perPrice, add float64) {
 // compares figure, speed, figure, price and spare in turn and the floor is no more than
 // the offer in each. Without a job size (or by the hour) the figure is proportional to
 // the price and cd is its own floor.
-func floorOf(ev *evaluator, cd *cand) *cand {
+func floorOf(ev *evaluator, cd *cand) cand {
 	if cd.hours < 0 || ev.in.Rank != RankJob {
-		return cd
+		return *cd
 	}
 	ev.time(cd)
 	f := *cd
@@ -340,7 +340,7 @@ func floorOf(ev *evaluator, cd *cand) *cand {
 	f.primary = ev.in.Offers[cd.i].PriceUSDHr*perPrice + add
 	f.shown = pricing.RoundUSD(f.primary)
 	f.speed = ev.setup + cd.hours
-	return &f
+	return f
 }
 
 // RecountExclusions sets each exclusion's offer count to counts[its GPU model] (matching

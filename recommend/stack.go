@@ -134,12 +134,13 @@ func stackNotes(c *gpuCaps) []string {
 
 // stackExclusions counts, per GPU model, the offers the stack or --vendor keeps out
 // (Recommendation.Excluded, beside fp8.go's).
-func stackExclusions(in *RecommendInput, caps []*gpuCaps, n stackNeeds) []Exclusion {
+func stackExclusions(in *RecommendInput, caps []*gpuCaps, ev *evaluator) []Exclusion {
+	n := ev.needs
 	var out []Exclusion
 	at := map[*gpuCaps]int{} // one gpuCaps per GPU model name (prepare)
 	for i := range in.Offers {
 		c := caps[i]
-		if n.code(c) == "" {
+		if ev.stackCode(c) == "" {
 			continue
 		}
 		k, ok := at[c]
