@@ -25,7 +25,7 @@ const CheckpointWriteBps = 125 << 20
 // (the ZeRO paper's 16 less the 2 of the gradients). 0 for inference: serving saves
 // nothing.
 func CheckpointBytes(r *fit.Result) float64 {
-	j := r.Job
+	j := &r.Job // read only: the resolved job is not copied
 	if !j.IsTraining() {
 		return 0
 	}
@@ -44,7 +44,7 @@ func CheckpointBytes(r *fit.Result) float64 {
 
 // stateShards is how many partitions the optimizer states are split over: every GPU of
 // every node under ZeRO and FSDP, one otherwise.
-func stateShards(j fit.Job) float64 {
+func stateShards(j *fit.Job) float64 {
 	if j.Shard.Sharded() && j.Shard != "tp" {
 		return float64(max(j.GPUs, 1) * max(j.Nodes, 1))
 	}
@@ -54,7 +54,7 @@ func stateShards(j fit.Job) float64 {
 // adapterFP32 reports whether LoRA adapters are trained in fp32: under mixed precision,
 // and under the hf framework's PEFT (autocast_adapter_dtype), as fit's memory model keeps
 // them.
-func adapterFP32(j fit.Job) bool {
+func adapterFP32(j *fit.Job) bool {
 	return j.Task != fit.TaskFullFT && (j.Precision.Mixed() || j.Framework == "" || j.Framework == fit.FrameworkHF)
 }
 

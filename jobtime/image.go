@@ -82,7 +82,7 @@ func imageWorkFor(p *model.Pipeline, r *fit.Result, computeBytes float64, qb flo
 	if p == nil || p.DenoiserGMACs <= 0 || p.DefaultResolution <= 0 || p.VAE.LatentDownscale <= 0 {
 		return nil
 	}
-	j := r.Job
+	j := &r.Job // read only: the resolved job is not copied
 	res := j.Resolution
 	if res.IsZero() {
 		res = fit.Resolution{Width: p.DefaultResolution, Height: p.DefaultResolution}

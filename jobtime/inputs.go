@@ -15,7 +15,7 @@ import (
 // TimeModelFor builds the time model's input from a model and an estimate's resolved
 // job.
 func TimeModelFor(mod *model.Model, r *fit.Result) *TimeModel {
-	j := r.Job
+	j := &r.Job // read only: the resolved job is not copied
 	tm := &TimeModel{
 		Task:            j.Task,
 		ActiveParams:    float64(mod.ActiveParams()),

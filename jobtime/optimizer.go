@@ -51,7 +51,7 @@ const (
 // figures are peak-time ones (Gradients is 0 when the backward's start is the peak, one
 // tensor under optimizer_in_bwd) while every gradient still passes through the step.
 func optimizerStepBytes(r *fit.Result) float64 {
-	j := r.Job
+	j := &r.Job // read only: the resolved job is not copied
 	if !j.IsTraining() || j.Offload == "optimizer" || j.Offload == "optimizer+params" {
 		return 0 // offloaded: the host runs the step (cpuAdamSecPerParam)
 	}
@@ -129,7 +129,7 @@ func (m *TimeModel) optimizerSeconds(bw float64) float64 {
 
 // optimizerCPUParams is the parameters each GPU's process updates on the host.
 func optimizerCPUParams(r *fit.Result) float64 {
-	j := r.Job
+	j := &r.Job // read only: the resolved job is not copied
 	if j.Offload != "optimizer" && j.Offload != "optimizer+params" || !j.IsTraining() {
 		return 0
 	}

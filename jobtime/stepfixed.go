@@ -142,7 +142,7 @@ func launchCounts(mod *model.Model, r *fit.Result) (gemms, launches float64) {
 	if L > 0 && linear > 0 {
 		gemms = linear/L + 2*routed // routed experts: an up and a down GEMM per layer
 	}
-	j := r.Job
+	j := &r.Job // read only: the resolved job is not copied
 	if !j.IsTraining() || j.OptimizerStep != "for-loop" || j.Offload == "optimizer" || j.Offload == "optimizer+params" {
 		return gemms, 0
 	}
