@@ -118,7 +118,38 @@ func TestEvaluationDependsOnlyOnFacts(t *testing.T) {
 // Recommend over what ShapePlan asks of the fit-fact sets (each set's cheapest, then
 // the next ones it names) answers byte for byte as over every offer, and reads far
 // fewer offers than there are.
+// With hosts stating facts (CUDA ceilings too old for the stack and for Blackwell among
+// them) the sets are also per CUDA ceiling, as the store keeps them, and the old-cuda
+// exclusions count as over every offer.
 func TestFactsPlanAnswersAsFullScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	planAnswersAsFullScan(t, r, 25, func() []pricing.Offer { return marketOffers(t, r, 1000+r.IntN(2000)) }, factsOf)
+	excluded := 0
+	planAnswersAsFullScan(t, r, 4, func() []pricing.Offer { return withHosts(r, marketOffers(t, r, 8000+r.IntN(4000))) },
+		func(o pricing.Offer) string { return factsOf(o) + fmt.Sprint(o.Host.MaxCUDA) },
+		func(in *RecommendInput, offers []pricing.Offer) {
+			in.Offers = offers
+			if rec, err := Recommend(*in); err == nil && slices.ContainsFunc(rec.Excluded, func(x Exclusion) bool { return x.Code == ExclOldCUDA }) {
+				excluded++
+			}
+		})
+	if excluded < 8 {
+		t.Errorf("only %d answers excluded old-CUDA hosts", excluded)
+	}
+}
+
+// withHosts gives most offers random host facts, as a marketplace states them: scores,
+// CUDA ceilings from 11.8 (too old for any current PyTorch wheel) through 12.4 (too
+// old for Blackwell) to 13.0, drivers, speeds, disks and verification.
+func withHosts(r *rand.Rand, offers []pricing.Offer) []pricing.Offer {
+	for i := range offers {
+		if r.IntN(5) == 0 {
+			continue // a host that states nothing
+		}
+		offers[i].Host = pricing.Host{Reliability: []float64{0, 0.8, 0.93, 0.99, 0.999}[r.IntN(5)],
+			MaxCUDA: []float64{0, 11.8, 12.2, 12.4, 12.8, 13}[r.IntN(6)], Driver: []string{"", "535.183.01", "570.124.06"}[r.IntN(3)],
+			NetUpMbps: float64(r.IntN(4) * 250), NetDownMbps: float64(r.IntN(4) * 800), DiskGB: float64(r.IntN(5) * 200),
+			Verification: []string{"", pricing.HostVerified, pricing.HostUnverified}[r.IntN(3)]}
+	}
+	return offers
 }

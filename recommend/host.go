@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,4 +75,62 @@ func hostExclusions(in *RecommendInput, caps []*gpuCaps) []Exclusion {
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].GPUModel < out[b].GPUModel })
 	return out
+}
+
+// GPUCounts counts matching offers per GPU model and host CUDA ceiling
+// (pricing.Host.MaxCUDA, 0 where the host states none): what a reader that judged
+// only some offers (a shape read) needs of the rest to count exclusions exactly
+// (RecountExclusionsByHost; store.CountByGPUCUDA).
+type GPUCounts map[string]map[float64]int
+
+// Add counts n offers of model on hosts of CUDA ceiling cuda.
+func (c GPUCounts) Add(model string, cuda float64, n int) {
+	m := c[model]
+	if m == nil {
+		m = map[float64]int{}
+		c[model] = m
+	}
+	m[cuda] += n
+}
+
+// Totals are the counts per GPU model, every host alike.
+func (c GPUCounts) Totals() map[string]int {
+	out := make(map[string]int, len(c))
+	for model, m := range c {
+		for _, n := range m {
+			out[model] += n
+		}
+	}
+	return out
+}
+
+// Clone is a deep copy of c.
+func (c GPUCounts) Clone() GPUCounts {
+	out := make(GPUCounts, len(c))
+	for model, m := range c {
+		out[model] = maps.Clone(m)
+	}
+	return out
+}
+
+// RecountExclusionsByHost is RecountExclusions from counts per host CUDA ceiling: an
+// old-cuda exclusion counts the model's offers whose host's CUDA is older than the
+// job's stack needs on it (cudaTooOld), as hostExclusions does over every offer; every
+// other exclusion counts all of the model's.
+func RecountExclusionsByHost(rec *Recommendation, counts GPUCounts) {
+	RecountExclusions(rec, counts.Totals())
+	for i := range rec.Excluded {
+		x := &rec.Excluded[i]
+		if x.Code != ExclOldCUDA {
+			continue
+		}
+		g, known := pricing.LookupGPU(x.GPUModel)
+		c := &gpuCaps{known: known, spec: g}
+		x.Offers = 0
+		for cuda, n := range counts[x.GPUModel] {
+			if cudaTooOld(&pricing.Offer{Host: pricing.Host{MaxCUDA: cuda}}, c) {
+				x.Offers += n
+			}
+		}
+	}
 }

@@ -296,11 +296,11 @@ func planAnswersAsFullScan(t *testing.T, r *rand.Rand, rounds int, gen func() []
 				continue // nothing fits: the caller reads every offer for the nearest miss
 			}
 			if len(got.Excluded) > 0 {
-				counts := map[string]int{} // what the caller counts in the store
+				counts := GPUCounts{} // what the caller counts in the store (store.CountByGPUCUDA)
 				for _, o := range offers {
-					counts[o.GPUModel]++
+					counts.Add(o.GPUModel, o.Host.MaxCUDA, 1)
 				}
-				RecountExclusions(got, counts)
+				RecountExclusionsByHost(got, counts)
 			}
 			if len(decorate) > 0 {
 				for _, rec := range []*Recommendation{got, want} {

@@ -14,7 +14,8 @@ import (
 // checkFacts asserts the fit-fact sets' invariants against the offers and shapes as
 // stored: every shape's class is its recommend.FactsKey, every current offer is in the
 // set of its shape's class and its host CUDA ceiling, every set's row holds a copy of its
-// cheapest current offer in store order (read without the sets' index), and the sets
+// cheapest current offer in store order, its host facts included (read without the sets'
+// index), and the sets
 // are ready for readers.
 func checkFacts(t *testing.T, s *Store, when string) {
 	t.Helper()
@@ -44,8 +45,8 @@ func checkFacts(t *testing.T, s *Store, when string) {
 	}
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM facts f LEFT JOIN offers o ON o.id = (SELECT id FROM offers NOT INDEXED
 		WHERE facts_id = f.id AND price IS NOT NULL ORDER BY price, region, zone, instance_type LIMIT 1)
-		WHERE (f.c_price, f.c_region, f.c_zone, f.c_instance_type, f.c_vcpus, f.c_currency, f.c_source, f.c_last_seen, f.ram_gib, f.c_count)
-			IS NOT (o.price, o.region, o.zone, o.instance_type, o.vcpus, o.currency, o.source, o.last_seen, coalesce(o.ram_gib, f.ram_gib),
+		WHERE (f.c_price, f.c_region, f.c_zone, f.c_instance_type, f.c_vcpus, f.c_currency, f.c_source, f.c_last_seen, f.ram_gib, `+factsHostCopy+`, f.c_count)
+			IS NOT (o.price, o.region, o.zone, o.instance_type, o.vcpus, o.currency, o.source, o.last_seen, coalesce(o.ram_gib, f.ram_gib), `+"o."+strings.ReplaceAll(factsHostCopied, ", ", ", o.")+`,
 				(SELECT count(*) FROM offers NOT INDEXED WHERE facts_id = f.id AND price IS NOT NULL))`).Scan(&wrongCheapest); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,17 @@ func hostCols(t string) string {
 	return t + "." + strings.ReplaceAll(hostColumns, ", ", ", "+t+".")
 }
 
+// factsHostCopy are a fit-fact set's copy of its cheapest offer's host facts
+// (0010_facts_host_copy.sql), factsHostCopied the offer columns they copy, in order: all
+// of hostColumns but the CUDA ceiling, which is the set's own max_cuda.
+const (
+	factsHostCopy   = "c_host_reliability, c_host_driver, c_host_net_up_mbps, c_host_net_down_mbps, c_host_disk_gb, c_host_verification"
+	factsHostCopied = "host_reliability, host_driver, host_net_up_mbps, host_net_down_mbps, host_disk_gb, host_verification"
+)
+
+// noHost is hostColumns' values for an offer that states no host fact.
+const noHost = "0, 0, '', 0, 0, 0, ''"
+
 // hostFields counts hostColumns.
 const hostFields = 7
 
@@ -34,16 +45,17 @@ func hostDest(h *pricing.Host) []any {
 	return []any{&h.Reliability, &h.MaxCUDA, &h.Driver, &h.NetUpMbps, &h.NetDownMbps, &h.DiskGB, &h.Verification}
 }
 
-// HasHostFacts reports whether any current offer states a host fact recommend judges by
+// hasHostFacts reports whether any current offer states a host fact recommend judges by
 // (reliability or max CUDA): one probe of offers_current_host, empty for a catalogue of
-// clouds. A reader that cannot carry host facts (the shape read) takes the offers read
-// when there are some.
-func (s *Store) HasHostFacts(ctx context.Context) (bool, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM offers INDEXED BY offers_current_host
-		WHERE price IS NOT NULL AND (host_reliability > 0 OR host_max_cuda > 0) LIMIT 1)`).Scan(&n)
+// clouds. ReadShapes groups by shape only where there are none: a shape's offers may
+// differ in their hosts' CUDA, which a fit-fact set's may not.
+func hasHostFacts(ctx context.Context, db queryer) (bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT 1 FROM offers INDEXED BY offers_current_host
+		WHERE price IS NOT NULL AND (host_reliability > 0 OR host_max_cuda > 0) LIMIT 1`)
 	if err != nil {
-		return false, s.dbError("read host facts", err)
+		return false, err
 	}
-	return n > 0, nil
+	defer rows.Close()
+	has := rows.Next()
+	return has, rows.Err()
 }

@@ -10,7 +10,7 @@ import (
 
 // TestHostFacts: host facts land in the offer's row, come back from Offers, are
 // rewritten when a refresh states others at the same price (and cleared when it states
-// none), and HasHostFacts sees them only while a current offer states one.
+// none), and hasHostFacts sees them only while a current offer states one.
 func TestHostFacts(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
@@ -22,8 +22,8 @@ func TestHostFacts(t *testing.T) {
 	if _, err := s.WriteSnapshot(ctx, "aws", WriteInput{Offers: []pricing.Offer{cloud}, Finished: at(0)}); err != nil {
 		t.Fatal(err)
 	}
-	if has, err := s.HasHostFacts(ctx); err != nil || has {
-		t.Fatalf("HasHostFacts with clouds only = %v, %v; want false", has, err)
+	if has, err := hasHostFacts(ctx, s.db); err != nil || has {
+		t.Fatalf("hasHostFacts with clouds only = %v, %v; want false", has, err)
 	}
 	read := func() map[string]pricing.Host {
 		t.Helper()
@@ -49,8 +49,8 @@ func TestHostFacts(t *testing.T) {
 	got := read()
 	equal(t, "vast host facts", got["1x_RTX-4090_m1"], host)
 	equal(t, "aws host facts", got["g5.xlarge"], pricing.Host{})
-	if has, err := s.HasHostFacts(ctx); err != nil || !has {
-		t.Fatalf("HasHostFacts = %v, %v; want true", has, err)
+	if has, err := hasHostFacts(ctx, s.db); err != nil || !has {
+		t.Fatalf("hasHostFacts = %v, %v; want true", has, err)
 	}
 
 	// The host's driver was upgraded; the price did not move: no new price interval,
@@ -66,8 +66,8 @@ func TestHostFacts(t *testing.T) {
 	plain.Host = pricing.Host{}
 	write(3, plain)
 	equal(t, "cleared host", read()["1x_RTX-4090_m1"], pricing.Host{})
-	if has, _ := s.HasHostFacts(ctx); has {
-		t.Error("HasHostFacts after the facts were cleared = true")
+	if has, _ := hasHostFacts(ctx, s.db); has {
+		t.Error("hasHostFacts after the facts were cleared = true")
 	}
 }
 

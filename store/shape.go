@@ -3,13 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 )
 
 // ShapeNeed is how many of one shape's cheapest offers a reader still needs after seeing
@@ -69,13 +69,24 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 		}
 	}
 	// By fit-fact set when the sets are ready (facts.go), else by shape: both group
-	// offers that the recommender judges alike.
+	// offers that the recommender judges alike, a shape only where no offer states host
+	// facts (its offers may differ in their hosts' CUDA, a set's may not). With host
+	// facts and no sets, until the next write classifies them, every matching offer.
 	ready, err := cached(s, version, "facts-ready", func() ([]bool, error) {
 		ok, err := factsReady(ctx, conn)
-		return []bool{ok}, s.dbError("read shapes", err)
+		hosts := false
+		if err == nil && !ok {
+			hosts, err = hasHostFacts(ctx, conn)
+		}
+		return []bool{ok, hosts}, s.dbError("read shapes", err)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if ready[1] {
+		all := q
+		all.Sort, all.Desc, all.After, all.Limit = "", false, "", 0
+		return s.Offers(ctx, all)
 	}
 	g := byShape
 	if ready[0] {
@@ -279,14 +290,14 @@ func cheapestSQL(q Query, g groupTable) (string, []any, error) {
 	}
 	if len(ow) == 0 {
 		return "SELECT s.id, s.provider, s.c_region, s.c_zone, " + g.copied + ", s.c_currency, s.c_source, s.c_price, " +
-			"max(s.c_last_seen, coalesce((SELECT seen.last_seen FROM seen WHERE seen.provider = s.provider AND seen.region = s.c_region), 0)) " +
+			"max(s.c_last_seen, coalesce((SELECT seen.last_seen FROM seen WHERE seen.provider = s.provider AND seen.region = s.c_region), 0)), " + g.hosts + " " +
 			"FROM " + g.table + " s WHERE s.c_price IS NOT NULL" + and(sw), sa, nil
 	}
 	where := ""
 	if len(sw) > 0 {
 		where = " WHERE " + strings.Join(sw, " AND ")
 	}
-	query := "SELECT s.id, " + offerCols("o") + " FROM " + g.table + ` s JOIN offers o ON o.id = (
+	query := "SELECT s.id, " + shapeOfferCols("o") + " FROM " + g.table + ` s JOIN offers o ON o.id = (
 		SELECT id FROM offers INDEXED BY ` + g.index + ` WHERE ` + g.column + ` = s.id AND price IS NOT NULL` + and(ow) + `
 		ORDER BY ` + g.order + ` LIMIT 1)` + where
 	return query, append(oa, sa...), nil
@@ -365,13 +376,18 @@ func (s *Store) cheapestPerGroup(ctx context.Context, db queryer, q Query, g gro
 	return out, nil
 }
 
-// scanShapeOffer scans a row of shape_id then offerColumns: the offer as stored.
+// shapeOfferCols are the columns of a shape read's offer of table t (an alias of
+// offers), after its group's id: offerCols then hostCols, scanShapeOffer's order.
+func shapeOfferCols(t string) string { return offerCols(t) + ", " + hostCols(t) }
+
+// scanShapeOffer scans a row of shape_id then shapeOfferCols: the offer as stored, its
+// host facts included (as Offers returns it).
 func scanShapeOffer(rows *sql.Rows) (shapeOffer, error) {
 	var so shapeOffer
 	o := &so.Offer
 	var seen int64
-	err := rows.Scan(&so.shape, &o.Provider, &o.Region, &o.Zone, &o.InstanceType, &o.Purchase, &o.GPUModel, &o.GPUCount,
-		&o.GPUMemGiB, &o.VCPUs, &o.RAMGiB, &o.Currency, &o.Source, &o.PriceUSDHr, &seen)
+	err := rows.Scan(append([]any{&so.shape, &o.Provider, &o.Region, &o.Zone, &o.InstanceType, &o.Purchase, &o.GPUModel, &o.GPUCount,
+		&o.GPUMemGiB, &o.VCPUs, &o.RAMGiB, &o.Currency, &o.Source, &o.PriceUSDHr, &seen}, hostDest(&o.Host)...)...)
 	o.ObservedAt = fromUnix(seen)
 	return so, err
 }
@@ -402,13 +418,22 @@ func (s *Store) scanShapeOffers(ctx context.Context, db queryer, q Query, query 
 
 // CountByGPU counts the current offers matching q (as Offers would return them) of each
 // of the GPU models named (exact names), reading only those models' shapes: recommend's
-// exclusion counts (fit.RecountExclusions) without reading every offer.
+// exclusion counts (recommend.RecountExclusions) without reading every offer.
 func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[string]int, error) {
+	c, err := s.CountByGPUCUDA(ctx, q, models)
+	return c.Totals(), err
+}
+
+// CountByGPUCUDA is CountByGPU per host CUDA ceiling (pricing.Host.MaxCUDA, 0 where the
+// host states none): recommend's old-cuda exclusion counts the offers of hosts too old
+// for the job (recommend.RecountExclusionsByHost). A model with no matching offer is
+// absent.
+func (s *Store) CountByGPUCUDA(ctx context.Context, q Query, models []string) (recommend.GPUCounts, error) {
 	sw, sa, ow, oa, err := shapeFilters(q)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int{}
+	out := recommend.GPUCounts{}
 	if len(models) == 0 {
 		return out, nil
 	}
@@ -422,45 +447,54 @@ func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[s
 		if err != nil {
 			return nil, err
 		}
-		got, err := cached(s, v, "count|"+queryKey(q)+"|"+strings.Join(models, "\x00"), func() ([]map[string]int, error) {
+		got, err := cached(s, v, "count|"+queryKey(q)+"|"+strings.Join(models, "\x00"), func() ([]recommend.GPUCounts, error) {
 			m, err := s.countByGPU(ctx, q, models, sw, sa, ow, oa)
-			return []map[string]int{m}, err
+			return []recommend.GPUCounts{m}, err
 		})
 		if err != nil {
 			return nil, err
 		}
-		return maps.Clone(got[0]), nil
+		return got[0].Clone(), nil
 	}
 	return s.countByGPU(ctx, q, models, sw, sa, ow, oa)
 }
 
-// countByGPU is CountByGPU over the tables, with q's filters split (shapeFilters).
-func (s *Store) countByGPU(ctx context.Context, q Query, models []string, sw []string, sa []any, ow []string, oa []any) (map[string]int, error) {
-	out := map[string]int{}
+// countByGPU is CountByGPUCUDA over the tables, with q's filters split (shapeFilters):
+// by fit-fact set (each has one CUDA ceiling) when the sets are ready, else by shape and
+// the CUDA ceilings of its offers.
+func (s *Store) countByGPU(ctx context.Context, q Query, models []string, sw []string, sa []any, ow []string, oa []any) (recommend.GPUCounts, error) {
+	out := recommend.GPUCounts{}
 	ph := strings.TrimSuffix(strings.Repeat("?, ", len(models)), ", ")
 	sw = append(sw, "s.gpu_model IN ("+ph+")")
 	for _, m := range models {
 		sa = append(sa, m)
 	}
-	g := byShape // by fit-fact set when ready: a marketplace's shapes are one per offer
-	if ready, err := factsReady(ctx, s.db); err != nil {
+	ready, err := factsReady(ctx, s.db) // a marketplace's shapes are one per offer
+	if err != nil {
 		return nil, s.dbError("count offers", err)
-	} else if ready {
-		g = byFacts
 	}
-	count := `(SELECT count(*) FROM offers INDEXED BY ` + g.index + ` WHERE ` + g.column + ` = s.id AND price IS NOT NULL` + and(ow) + `)`
-	if g == byFacts && len(ow) == 0 {
-		count = "coalesce(s.c_count, 0)" // kept by the write
+	var query string
+	if ready {
+		count := `(SELECT count(*) FROM offers INDEXED BY offers_current_facts WHERE facts_id = s.id AND price IS NOT NULL` + and(ow) + `)`
+		if len(ow) == 0 {
+			count = "coalesce(s.c_count, 0)" // kept by the write
+		}
+		query = `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, s.max_cuda, ` + count + ` FROM facts s WHERE ` + strings.Join(sw, " AND ")
+	} else {
+		query = `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, o.host_max_cuda, count(*) FROM shapes s
+			JOIN offers o INDEXED BY offers_current_shape ON o.shape_id = s.id AND o.price IS NOT NULL` + and(ow) + `
+			WHERE ` + strings.Join(sw, " AND ") + ` GROUP BY s.id, o.host_max_cuda`
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, `+count+` FROM `+g.table+` s WHERE `+strings.Join(sw, " AND "), append(oa, sa...)...)
+	rows, err := s.db.QueryContext(ctx, query, append(oa, sa...)...)
 	if err != nil {
 		return nil, s.dbError("count offers", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var o pricing.Offer
+		var cuda float64
 		var n int
-		if err := rows.Scan(&o.GPUModel, &o.GPUCount, &o.GPUMemGiB, &n); err != nil {
+		if err := rows.Scan(&o.GPUModel, &o.GPUCount, &o.GPUMemGiB, &cuda, &n); err != nil {
 			return nil, s.dbError("count offers", err)
 		}
 		// The VRAM filters on the usable memory, as queryOffers applies them.
@@ -469,7 +503,7 @@ func (s *Store) countByGPU(ctx context.Context, q Query, models []string, sw []s
 			continue
 		}
 		if n > 0 { // a model with no matching offer is absent, as from the image
-			out[o.GPUModel] += n
+			out.Add(o.GPUModel, cuda, n)
 		}
 	}
 	return out, s.dbError("count offers", rows.Err())

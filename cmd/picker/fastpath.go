@@ -16,24 +16,20 @@ type shapeStore interface {
 	gpuCounter
 }
 
-// gpuCounter counts matching offers per GPU model (store.CountByGPU), for exclusion
-// counts over the shape read (fit.RecountExclusions).
+// gpuCounter counts matching offers per GPU model and host CUDA ceiling
+// (store.CountByGPUCUDA), for exclusion counts over the shape read
+// (recommend.RecountExclusionsByHost).
 type gpuCounter interface {
-	CountByGPU(ctx context.Context, q store.Query, models []string) (map[string]int, error)
+	CountByGPUCUDA(ctx context.Context, q store.Query, models []string) (recommend.GPUCounts, error)
 }
 
 // recommendOffers returns the offers recommend.Recommend needs to answer in as it would
 // over every offer matching q: through the shape read when the store has one (the answer
 // is decided shape by shape; recommend.ShapeNeeds plans the read), else every matching
-// offer.
+// offer. The shape read carries every offer's host facts, as the full read does.
 // shaped says whether the shape read was used.
 func recommendOffers(ctx context.Context, st offerStore, q store.Query, in recommend.RecommendInput) (offers []pricing.Offer, shaped bool, err error) {
 	ss, ok := st.(shapeStore)
-	if ok {
-		if ok, err = shapeReadCarriesHosts(ctx, st); err != nil { // hostfacts.go
-			return nil, false, err
-		}
-	}
 	if !ok {
 		offers, err = st.Offers(ctx, q)
 		return offers, false, err

@@ -21,19 +21,24 @@ type offersOnly struct{ offerStore }
 // TestRecommendFastPathMatchesFullScan: on randomized offer sets in a real database,
 // RunRecommend through the shape read answers byte for byte as through the full scan,
 // across jobs, filters, rankings and top counts, with the daemon's caches (the store's
-// and the recommendation memo) on and off; the last two rounds are marketplaces, every
-// offer its own instance type (its own shape), read by fit-fact set (store/facts.go).
+// and the recommendation memo) on and off; the last four rounds are marketplaces, every
+// offer its own instance type (its own shape), read by fit-fact set (store/facts.go),
+// and in the last two most hosts state random host facts (reliability for
+// --min-reliability, CUDA ceilings too old for the stack or for Blackwell, drivers,
+// speeds, disks, verification): the set read answers for them too (fullReads), the
+// old-cuda exclusions counted as over every offer.
 func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(17, 17))
 	gpus := pricing.GPUs()
 	answered := 0 // answers with offers: the comparison is not all "nothing fits"
-	for round := range 6 {
+	var setAnswers, oldCUDA int
+	for round := range 8 {
 		st, err := store.Open(ctx, filepath.Join(t.TempDir(), "picker.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.UseImage(round < 2) // the offers image (a small catalogue), then the tables
+		st.UseImage(round < 2 || round == 6) // the offers image (a small catalogue), then the tables
 		var memo *recommendMemo
 		if round%2 == 1 { // the daemon's caches
 			st.CacheOffers(offerCacheSize)
@@ -58,6 +63,12 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 					if k%7 == 0 {
 						o.InstanceType += "-pcie"
 					}
+				}
+				if round >= 6 && r.IntN(5) > 0 { // a host stating facts
+					o.Host = pricing.Host{Reliability: []float64{0, 0.85, 0.95, 0.98, 0.999}[r.IntN(5)],
+						MaxCUDA: []float64{0, 11.8, 12.2, 12.4, 12.8, 13}[r.IntN(6)], Driver: []string{"", "535.183.01", "570.124.06"}[r.IntN(3)],
+						NetUpMbps: float64(r.IntN(3) * 300), NetDownMbps: float64(r.IntN(3) * 900), DiskGB: float64(r.IntN(4) * 250),
+						Verification: []string{"", pricing.HostVerified, pricing.HostUnverified}[r.IntN(3)]}
 				}
 				o.Region = fmt.Sprintf("region-%d", r.IntN(8))
 				o.Zone = o.Region + string(rune('a'+r.IntN(3)))
@@ -92,6 +103,7 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 			opt("quant", "fp8") // GPUs without fp8 excluded and counted
 			opt("by-region", "true")
 			opt("vendor", "nvidia", "amd")
+			opt("min-reliability", "0.9", "0.97")
 			if r.IntN(3) == 0 {
 				vals.Set("tokens", "5e8")
 				opt("rank", "job")
@@ -110,7 +122,14 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 				b, _ := json.Marshal(out)
 				return string(b)
 			}
-			fast, full := answer(st, memo), answer(offersOnly{st}, nil)
+			counted := &fullReads{Store: st}
+			fast, full := answer(counted, memo), answer(offersOnly{st}, nil)
+			if round >= 6 && counted.n == 0 {
+				setAnswers++
+			}
+			if round >= 6 && strings.Contains(fast, `"code":"old-cuda"`) {
+				oldCUDA++
+			}
 			if again := answer(st, memo); again != fast {
 				t.Fatalf("round %d %s: asked again (memo %v):\n%s\nfirst:\n%s", round, vals.Encode(), memo != nil, again, fast)
 			}
@@ -148,7 +167,23 @@ func TestRecommendFastPathMatchesFullScan(t *testing.T) {
 		}
 		st.Close()
 	}
-	if answered < 45 {
-		t.Errorf("only %d of 150 answers had offers", answered)
+	if answered < 60 {
+		t.Errorf("only %d of 200 answers had offers", answered)
 	}
+	t.Logf("with host facts: %d of 50 answers from the set read alone, %d with old-cuda exclusions", setAnswers, oldCUDA)
+	if setAnswers < 25 || oldCUDA < 10 {
+		t.Errorf("with host facts, %d of 50 answers came from the set read alone, %d excluded old-CUDA hosts", setAnswers, oldCUDA)
+	}
+}
+
+// fullReads is a store that counts its full reads (Offers): recommend reads every
+// matching offer only where the set read cannot answer (nothing fits: the nearest miss).
+type fullReads struct {
+	*store.Store
+	n int
+}
+
+func (f *fullReads) Offers(ctx context.Context, q store.Query) ([]pricing.Offer, error) {
+	f.n++
+	return f.Store.Offers(ctx, q)
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
-
 	"github.com/pickergpu/picker/pricing"
 )
 
-// Host facts (pricing.Host, 0006_host_facts.sql): --min-reliability, and what the
-// recommend fast path does about them.
+// Host facts (pricing.Host, 0006_host_facts.sql): --min-reliability, and their cells
+// in the tables.
 
 // reliabilityFloor parses --min-reliability: a score from 0 to 1.
 func reliabilityFloor(dst *float64) func(string) error {
@@ -22,24 +20,6 @@ func reliabilityFloor(dst *float64) func(string) error {
 		*dst = f
 		return nil
 	}
-}
-
-// hostFactsStore is a store that says whether any current offer states host facts
-// (store.HasHostFacts).
-type hostFactsStore interface {
-	HasHostFacts(ctx context.Context) (bool, error)
-}
-
-// shapeReadCarriesHosts reports whether recommend may read by shape: the shape read
-// carries no host facts (an offer's host is not part of its shape), so where some
-// current offer states them, recommend reads every matching offer and judges each host.
-func shapeReadCarriesHosts(ctx context.Context, st offerStore) (bool, error) {
-	hs, ok := st.(hostFactsStore)
-	if !ok {
-		return true, nil
-	}
-	has, err := hs.HasHostFacts(ctx)
-	return !has, err
 }
 
 // hostNum is a host fact for a table cell, "-" when the provider states none.

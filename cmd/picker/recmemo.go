@@ -88,11 +88,11 @@ func (o *RecommendOptions) recommend(ctx context.Context, st offerStore, q store
 			for _, x := range rec.Excluded {
 				models = append(models, x.GPUModel)
 			}
-			counts, err := st.(gpuCounter).CountByGPU(ctx, q, models)
+			counts, err := st.(gpuCounter).CountByGPUCUDA(ctx, q, models)
 			if err != nil {
 				return memoized{}, err
 			}
-			recommend.RecountExclusions(rec, counts)
+			recommend.RecountExclusionsByHost(rec, counts)
 		}
 		return memoized{rec, len(offers) == 0, len(offers)}, err
 	}
