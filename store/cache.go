@@ -56,7 +56,7 @@ func (s *Store) CacheOffers(maxOffers int) {
 
 func (s *Store) dataVersion(ctx context.Context) (int64, error) {
 	var v int64
-	err := s.db.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM refresh_runs").Scan(&v)
+	err := pooled{s}.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM refresh_runs").Scan(&v)
 	return v, s.dbError("data version", err)
 }
 

@@ -120,7 +120,7 @@ func failures(failed map[string]string) any {
 
 // SpotBands returns every stored spot band, by provider, region and instance type.
 func (s *Store) SpotBands(ctx context.Context) ([]pricing.SpotBand, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT provider, region, instance_type, low_pct, high_pct, period_hours, label, score, source, observed
+	rows, err := pooled{s}.QueryContext(ctx, `SELECT provider, region, instance_type, low_pct, high_pct, period_hours, label, score, source, observed
 		FROM spot_bands ORDER BY provider, region, instance_type`)
 	if err != nil {
 		return nil, s.dbError("read spot bands", err)
@@ -141,7 +141,7 @@ func (s *Store) SpotBands(ctx context.Context) ([]pricing.SpotBand, error) {
 
 // StoragePrices returns every stored block-storage price, by provider, region and product.
 func (s *Store) StoragePrices(ctx context.Context) ([]pricing.StoragePrice, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT provider, region, product, usd_per_gib_month, size_gib, usd_per_month, source, observed
+	rows, err := pooled{s}.QueryContext(ctx, `SELECT provider, region, product, usd_per_gib_month, size_gib, usd_per_month, source, observed
 		FROM storage_prices ORDER BY provider, region, product`)
 	if err != nil {
 		return nil, s.dbError("read storage prices", err)

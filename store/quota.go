@@ -109,7 +109,7 @@ func (s *Store) WriteQuotas(ctx context.Context, provider string, r QuotaRead) e
 // Quotas returns every stored quota of each provider's current account (the account
 // of its newest read that landed), by provider, region and code.
 func (s *Store) Quotas(ctx context.Context) ([]pricing.Quota, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT q.provider, q.account, q.region, q.code, q.name, q.family, q.purchase, q.unit, q.quota_limit, q.usage, q.observed
+	rows, err := pooled{s}.QueryContext(ctx, `SELECT q.provider, q.account, q.region, q.code, q.name, q.family, q.purchase, q.unit, q.quota_limit, q.usage, q.observed
 		FROM quotas q JOIN quota_reads r ON r.provider = q.provider AND r.account = q.account
 		ORDER BY q.provider, q.region, q.code`)
 	if err != nil {
@@ -135,7 +135,7 @@ func (s *Store) Quotas(ctx context.Context) ([]pricing.Quota, error) {
 
 // QuotaStatuses returns each provider's newest quota read, by provider name.
 func (s *Store) QuotaStatuses(ctx context.Context) ([]QuotaStatus, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT r.provider, r.account, r.attempted, r.last_ok, coalesce(r.error, ''), r.regions_ok, r.regions_failed, r.requests,
+	rows, err := pooled{s}.QueryContext(ctx, `SELECT r.provider, r.account, r.attempted, r.last_ok, coalesce(r.error, ''), r.regions_ok, r.regions_failed, r.requests,
 			(SELECT count(*) FROM quotas q WHERE q.provider = r.provider AND q.account = r.account),
 			(SELECT min(observed) FROM quotas q WHERE q.provider = r.provider AND q.account = r.account)
 		FROM quota_reads r ORDER BY r.provider`)
@@ -226,7 +226,7 @@ type CapacityWord struct {
 
 // ReadCapacity returns every stored capacity word.
 func (s *Store) ReadCapacity(ctx context.Context) (Capacity, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT provider, region, zone, instance_type, purchase, available, observed FROM capacity`)
+	rows, err := pooled{s}.QueryContext(ctx, `SELECT provider, region, zone, instance_type, purchase, available, observed FROM capacity`)
 	if err != nil {
 		return nil, s.dbError("read capacity", err)
 	}
