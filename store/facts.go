@@ -51,12 +51,12 @@ func classifyFacts(ctx context.Context, tx *sql.Tx, provider string) error {
 		return err
 	}
 	// Only rows whose copy or count differs are written.
-	copied := `(SELECT price, region, zone, instance_type, vcpus, currency, source, last_seen,
+	copied := `(SELECT price, region, zone, instance_type, vcpus, currency, source, last_seen, ` + factsHostCopied + `,
 			(SELECT count(*) FROM offers INDEXED BY offers_current_facts WHERE facts_id = facts.id AND price IS NOT NULL)
 		FROM (SELECT 1) LEFT JOIN offers ON offers.id = (
 			SELECT id FROM offers INDEXED BY offers_current_facts WHERE facts_id = facts.id AND price IS NOT NULL
 			ORDER BY price, region, zone, instance_type LIMIT 1))`
-	cols := "(c_price, c_region, c_zone, c_instance_type, c_vcpus, c_currency, c_source, c_last_seen, c_count)"
+	cols := "(c_price, c_region, c_zone, c_instance_type, c_vcpus, c_currency, c_source, c_last_seen, " + factsHostCopy + ", c_count)"
 	cheapest := "UPDATE facts SET " + cols + " = " + copied + " WHERE " + cols + " IS NOT " + copied
 	if !all {
 		cheapest += " AND provider = ?"
@@ -168,15 +168,20 @@ type groupTable struct {
 	// cursor is the further read's "after the last one read" condition over the JSON
 	// ask j (shapeAsk's cursor: [group, max price, price, region, zone, instance type]).
 	cursor string
+	// hosts are the cheapest offer's host facts in the group's row, hostColumns' order
+	// (shapes keep none: noHost, and ReadShapes reads by shape only where no current
+	// offer states host facts).
+	hosts string
 }
 
 var (
 	byShape = groupTable{"shapes", "offers_current_shape", "shape_id", "price, region, zone",
 		"s.instance_type, s.purchase, s.gpu_model, s.gpu_count, s.gpu_mem_gib, s.vcpus, s.ram_gib",
-		"(price, region, zone) > (j.value ->> 2, j.value ->> 3, j.value ->> 4)"}
+		"(price, region, zone) > (j.value ->> 2, j.value ->> 3, j.value ->> 4)", noHost}
 	byFacts = groupTable{"facts", "offers_current_facts", "facts_id", "price, region, zone, instance_type",
 		"s.c_instance_type, s.purchase, s.gpu_model, s.gpu_count, s.gpu_mem_gib, s.c_vcpus, s.ram_gib",
-		"(price, region, zone, instance_type) > (j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5)"}
+		"(price, region, zone, instance_type) > (j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5)",
+		"s.c_host_reliability, s.max_cuda, s.c_host_driver, s.c_host_net_up_mbps, s.c_host_net_down_mbps, s.c_host_disk_gb, s.c_host_verification"}
 )
 
 // cheapestPerFactsSQL is the first read by set: every set passing the shape filters
@@ -194,7 +199,7 @@ func groupOffersSQL(q Query, g groupTable) (string, []any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return "SELECT o." + g.column + ", " + offerCols("o") + ` FROM json_each(?) j JOIN offers o ON o.id IN (
+	return "SELECT o." + g.column + ", " + shapeOfferCols("o") + ` FROM json_each(?) j JOIN offers o ON o.id IN (
 		SELECT id FROM offers INDEXED BY ` + g.index + `
 		WHERE ` + g.column + ` = j.value ->> 0 AND price IS NOT NULL AND price <= j.value ->> 1
 			AND ` + g.cursor + and(ow) + `

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 )
 
 // The offers image: every current offer of a small catalogue in one compact row
@@ -27,7 +28,7 @@ var imageMaxOffers = 25_000 // a variable for the tests
 
 // imageFormat is the encoding's version (its first byte); an image in another format
 // is ignored, so a newer picker's image never confuses an older one.
-const imageFormat = 2
+const imageFormat = 3 // 3: host facts (issue 29)
 
 // imageVersionSQL is the data version an image must carry to be current: the newest
 // successful run. Every write of current offers records one in its transaction, and
@@ -49,7 +50,7 @@ func writeImage(ctx context.Context, tx *sql.Tx, version int64) error {
 		_, err := tx.ExecContext(ctx, "DELETE FROM offers_image")
 		return err
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT shape_id, "+offerColumns+" FROM offers WHERE price IS NOT NULL")
+	rows, err := tx.QueryContext(ctx, "SELECT shape_id, "+shapeOfferCols("offers")+" FROM offers WHERE price IS NOT NULL")
 	if err != nil {
 		return fmt.Errorf("offers image: %w", err)
 	}
@@ -72,11 +73,15 @@ func writeImage(ctx context.Context, tx *sql.Tx, version int64) error {
 
 // encodeImage writes offers (facts as stored; in store order) as: the format byte; a
 // string table (uvarint count, then uvarint length and bytes each); the shapes (count,
-// then per shape its id, string-table indexes of provider, instance type, purchase and
+// then per shape and host CUDA ceiling among its offers the shape's id, string-table indexes of provider, instance type, purchase and
 // GPU model, and float64s GPU count, GPU memory, vCPUs, RAM, little endian); the
-// offers (count, then per offer its shape's position in that list, string-table indexes
-// of region, zone, currency and source, the price as a float64 and the observed time as
-// varint unix seconds). Shape facts once per shape keep a 3k-offer image near 70 KB.
+// distinct host facts (count, then per pricing.Host float64s reliability, max CUDA,
+// network up, network down, disk, and string-table indexes of driver and verification);
+// the offers (count, then per offer its shape's position in that list, its host's
+// position in theirs, string-table indexes of region, zone, currency and source, the
+// price as a float64 and the observed time as varint unix seconds). Shape facts once per
+// shape keep a 3k-offer image near 70 KB; a catalogue of clouds has one host (none
+// stated), a byte per offer.
 func encodeImage(offers []shapeOffer) []byte {
 	idx := map[string]uint64{}
 	var table []string
@@ -89,14 +94,22 @@ func encodeImage(offers []shapeOffer) []byte {
 		}
 		return i
 	}
-	shapePos := map[int64]uint64{}
-	var shapes, body []byte
+	// A shape's offers whose hosts state other CUDA ceilings are judged apart (one may
+	// be excluded for it, recommend/host.go), so they are apart in the image's shapes:
+	// its reads group offers by them, as the tables' read groups by fit-fact set.
+	type group struct {
+		shape int64
+		cuda  float64
+	}
+	shapePos := map[group]uint64{}
+	hostPos := map[pricing.Host]uint64{}
+	var shapes, hosts, body []byte
 	for _, so := range offers {
 		o := &so.Offer
-		pos, ok := shapePos[so.shape]
+		pos, ok := shapePos[group{so.shape, o.Host.MaxCUDA}]
 		if !ok {
 			pos = uint64(len(shapePos))
-			shapePos[so.shape] = pos
+			shapePos[group{so.shape, o.Host.MaxCUDA}] = pos
 			shapes = binary.AppendUvarint(shapes, uint64(so.shape))
 			for _, s := range []string{o.Provider, o.InstanceType, string(o.Purchase), o.GPUModel} {
 				shapes = binary.AppendUvarint(shapes, ref(s))
@@ -105,7 +118,17 @@ func encodeImage(offers []shapeOffer) []byte {
 				shapes = binary.LittleEndian.AppendUint64(shapes, math.Float64bits(f))
 			}
 		}
-		body = binary.AppendUvarint(body, pos)
+		hp, ok := hostPos[o.Host]
+		if !ok {
+			hp = uint64(len(hostPos))
+			hostPos[o.Host] = hp
+			h := &o.Host
+			for _, f := range []float64{h.Reliability, h.MaxCUDA, h.NetUpMbps, h.NetDownMbps, h.DiskGB} {
+				hosts = binary.LittleEndian.AppendUint64(hosts, math.Float64bits(f))
+			}
+			hosts = binary.AppendUvarint(binary.AppendUvarint(hosts, ref(h.Driver)), ref(h.Verification))
+		}
+		body = binary.AppendUvarint(binary.AppendUvarint(body, pos), hp)
 		for _, s := range []string{o.Region, o.Zone, o.Currency, o.Source} {
 			body = binary.AppendUvarint(body, ref(s))
 		}
@@ -120,6 +143,8 @@ func encodeImage(offers []shapeOffer) []byte {
 	}
 	out = binary.AppendUvarint(out, uint64(len(shapePos)))
 	out = append(out, shapes...)
+	out = binary.AppendUvarint(out, uint64(len(hostPos)))
+	out = append(out, hosts...)
 	out = binary.AppendUvarint(out, uint64(len(offers)))
 	return append(out, body...)
 }
@@ -133,12 +158,14 @@ var errImage = errors.New("offers image: malformed")
 type imageData struct {
 	table  []string
 	shapes []imageShape
+	hosts  []pricing.Host
 	rows   []byte // the offers, encodeImage's per-offer records
 	n      int
 }
 
-// imageShape is a shape of the image: its id, string-table indexes (provider, instance
-// type, purchase, GPU model) and facts as stored (GPU count, GPU memory, vCPUs, RAM).
+// imageShape is a shape of the image (a shape's offers of one host CUDA ceiling): its
+// id, string-table indexes (provider, instance type, purchase, GPU model) and facts as
+// stored (GPU count, GPU memory, vCPUs, RAM).
 type imageShape struct {
 	id                             int64
 	provider, instance, purchase   uint64
@@ -147,10 +174,11 @@ type imageShape struct {
 	reported                       float64 // the stored memory when usable replaced it, else 0
 }
 
-// imageRow is one offer record: its shape's position in imageData.shapes, string-table
-// indexes of region, zone, currency and source, its price and observed time.
+// imageRow is one offer record: its shape's position in imageData.shapes, its host's in
+// imageData.hosts, string-table indexes of region, zone, currency and source, its price
+// and observed time.
 type imageRow struct {
-	shape                          int
+	shape, host                    int
 	region, zone, currency, source uint64
 	price                          float64
 	seen                           int64
@@ -209,6 +237,27 @@ func decodeImage(b []byte) (*imageData, error) {
 		u := pricing.Offer{GPUModel: d.table[sh.gpu], GPUMemGiB: sh.mem}.WithUsableMemory()
 		sh.usable, sh.reported = u.GPUMemGiB, u.GPUMemReportedGiB
 	}
+	nh, ok := uv()
+	if !ok || nh > uint64(len(b)) {
+		return nil, errImage
+	}
+	d.hosts = make([]pricing.Host, nh)
+	for i := range d.hosts {
+		h := &d.hosts[i]
+		if len(b) < 40 {
+			return nil, errImage
+		}
+		for _, dst := range []*float64{&h.Reliability, &h.MaxCUDA, &h.NetUpMbps, &h.NetDownMbps, &h.DiskGB} {
+			*dst, b = math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:]
+		}
+		for _, dst := range []*string{&h.Driver, &h.Verification} {
+			v, ok := uv()
+			if !ok || v >= nt {
+				return nil, errImage
+			}
+			*dst = d.table[v]
+		}
+	}
 	no, ok := uv()
 	if !ok || no > uint64(len(b)) {
 		return nil, errImage
@@ -234,6 +283,11 @@ func (d *imageData) next(b []byte, r *imageRow) ([]byte, bool) {
 		return nil, false
 	}
 	r.shape, b = int(v), b[n:]
+	v, n = binary.Uvarint(b)
+	if n <= 0 || v >= uint64(len(d.hosts)) {
+		return nil, false
+	}
+	r.host, b = int(v), b[n:]
 	for _, dst := range []*uint64{&r.region, &r.zone, &r.currency, &r.source} {
 		v, n := binary.Uvarint(b)
 		if n <= 0 || v >= uint64(len(d.table)) {
@@ -269,7 +323,7 @@ func (d *imageData) offer(r *imageRow) pricing.Offer {
 	return pricing.Offer{Provider: t[sh.provider], Region: t[r.region], Zone: t[r.zone], InstanceType: t[sh.instance],
 		Purchase: pricing.Purchase(t[sh.purchase]), GPUModel: t[sh.gpu], Currency: t[r.currency], Source: t[r.source],
 		GPUCount: sh.count, GPUMemGiB: sh.usable, GPUMemReportedGiB: sh.reported, VCPUs: sh.vcpus, RAMGiB: sh.ram,
-		PriceUSDHr: r.price, ObservedAt: fromUnix(r.seen)}
+		PriceUSDHr: r.price, ObservedAt: fromUnix(r.seen), Host: d.hosts[r.host]}
 }
 
 // imageCache keeps the decoded image of one data version, so the reads of one
@@ -324,7 +378,7 @@ func (s *Store) image(ctx context.Context) (img *imageData, ok bool, err error) 
 // imageMatcher is q's filters over d's records, as shapeFilters and scanShapeOffers
 // apply them to the tables: the shape filters (on the memory as stored) and the VRAM
 // filters on the usable memory, decided once per shape, then the offer filters
-// (region, price).
+// (region, price, the host's reliability).
 func imageMatcher(d *imageData, q Query) (func(*imageRow) bool, error) {
 	var pur string
 	if p := strings.ToLower(string(q.Purchase)); p != "" && p != "any" {
@@ -379,6 +433,9 @@ func imageMatcher(d *imageData, q Query) (func(*imageRow) bool, error) {
 	return func(r *imageRow) bool {
 		if !shapeOK[r.shape] || (q.MaxPriceUSDHr > 0 && !(r.price <= q.MaxPriceUSDHr)) {
 			return false
+		}
+		if rel := d.hosts[r.host].Reliability; q.MinReliability > 0 && rel != 0 && !(rel >= q.MinReliability) {
+			return false // as shapeFilters: a host that states no score passes
 		}
 		if regionOK != nil {
 			ok, seen := regionOK[r.region]
@@ -464,16 +521,16 @@ func readShapesImage(d *imageData, q Query, plan ShapePlanner) ([]pricing.Offer,
 	})
 }
 
-// countByGPUImage is CountByGPU over the image.
-func countByGPUImage(d *imageData, q Query, models []string) (map[string]int, error) {
+// countByGPUImage is CountByGPUCUDA over the image.
+func countByGPUImage(d *imageData, q Query, models []string) (recommend.GPUCounts, error) {
 	match, err := imageMatcher(d, q)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int{}
+	out := recommend.GPUCounts{}
 	d.each(func(r *imageRow) {
 		if m := d.table[d.shapes[r.shape].gpu]; slices.Contains(models, m) && match(r) {
-			out[m]++
+			out.Add(m, d.hosts[r.host].MaxCUDA, 1)
 		}
 	})
 	return out, nil
