@@ -35,6 +35,13 @@ type ShapePlan struct {
 	// allowed is per shape whether an offer the account's quota allows was read
 	// (launchNeeds, quota.go).
 	allowed []bool
+	// best is the top of cands[:seen] the quota allows, kept across rounds: cands only
+	// grow, so each round inserts the new ones. after is per shape whether its cheapest
+	// offer's floor ranked after the top-th best in some round: the top-th best only
+	// improves, so it still does (and is not judged again).
+	best  []cand
+	seen  int
+	after []bool
 }
 
 // NewShapePlan returns the planner of in's read; in.Offers is ignored (Needs gets them).
@@ -83,7 +90,8 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 		// one offer of a shape may be left out and another not (quota.go); the offers
 		// the quota leaves out are kept out of t below.
 		ev.noQuota = true
-		p.ok, p.at = make([]bool, n), make([]int32, n)
+		p.ok, p.at, p.after = make([]bool, n), make([]int32, n), make([]bool, n)
+		p.cands = make([]cand, 0, n)
 		p.added, p.last, p.minCost = make([]int, n), make([]int, n), make([]float64, n)
 		for i := range n {
 			p.last[i] = i
@@ -148,16 +156,19 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	// t is the top-th best offer read so far: the top-th best of all offers is no worse,
 	// so an offer ranking after t cannot place. nil when fewer offers fit. The best top
 	// are kept in a short sorted list, as rankFitsFrontier does.
-	best := make([]cand, 0, min(top, len(p.cands))+1) // a huge --top costs nothing
-	for k := range p.cands {
+	if p.best == nil {
+		p.best = make([]cand, 0, min(top, len(p.cands))+1) // a huge --top costs nothing
+	}
+	for k := p.seen; k < len(p.cands); k++ {
 		if !rin.quotaAllows(p.cands[k].i, p.cands[k].vk.nodes) {
 			continue // out of quota: it cannot place (quota.go)
 		}
-		best = keepTop(ev, best, &p.cands[k], top)
+		p.best = keepTop(ev, p.best, &p.cands[k], top)
 	}
+	p.seen = len(p.cands)
 	var t *cand
-	if len(best) >= top {
-		t = &best[top-1]
+	if len(p.best) >= top {
+		t = &p.best[top-1]
 	}
 	// The shapes that can still place more than read, best dearest-offer first: a round
 	// asks about top more offers of the first of them, so the next t is tighter.
@@ -167,7 +178,11 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	}
 	var opens []open
 	for i := range cheapest {
-		if !p.ok[i] || (t != nil && floorAfter(ev, &p.cands[p.at[i]-1], t)) {
+		if !p.ok[i] || p.after[i] {
+			continue
+		}
+		if t != nil && floorAfter(ev, &p.cands[p.at[i]-1], t) {
+			p.after[i] = true
 			continue // this shape's best already ranks below top others
 		}
 		cd := p.cands[p.at[i]-1]
