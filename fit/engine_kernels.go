@@ -135,7 +135,7 @@ func (n KernelNeeds) Missing(vendor, computeCapability string, fp8Cores bool) (m
 		return "", "", false
 	}
 	if r, ok := n.row(KernelRuntime); !ok || !r.runs(amd, cc) {
-		return n.lacks(KernelRuntime, "the engine itself", amd, computeCapability)
+		return n.lacks(KernelRuntime, "the engine itself", "", amd, computeCapability)
 	}
 	fb := false
 	for i, k := range n.Kernels {
@@ -150,39 +150,48 @@ func (n KernelNeeds) Missing(vendor, computeCapability string, fp8Cores bool) (m
 			_, w8a16 := n.row(KernelFP8W8A16)
 			switch {
 			case !fp8Cores && w8a16:
-				return n.lacks(KernelFP8W8A16, n.flags[i]+" without fp8 tensor cores", amd, computeCapability)
+				return n.lacks(KernelFP8W8A16, n.flags[i], " without fp8 tensor cores", amd, computeCapability)
 			case !fp8Cores:
 				continue // no fp8 tensor cores and no fallback: the fp8 rule excludes it (Job.FP8Cores)
 			}
-			return n.lacks(KernelFP8W8A8, n.flags[i], amd, computeCapability)
+			return n.lacks(KernelFP8W8A8, n.flags[i], "", amd, computeCapability)
 		}
 		if r, ok := n.row(k); !ok || !r.runs(amd, cc) {
-			return n.lacks(k, n.flags[i], amd, computeCapability)
+			return n.lacks(k, n.flags[i], "", amd, computeCapability)
 		}
 	}
 	return "", "", fb
 }
 
-// lacks is Missing's answer for a kernel family the GPU lacks (why: the flag that asked
-// for it), with the reason citing the table's row.
-func (n KernelNeeds) lacks(k Kernel, why string, amd bool, computeCapability string) (Kernel, string, bool) {
-	name := string(n.Engine) + " " + n.Engine.Spec().Version
+// lacks is Missing's answer for a kernel family the GPU lacks (flag+also: what asked for
+// it), with the reason citing the table's row. The recommender's per-offer check reaches
+// it for every offer of a GPU that lacks a kernel, so the reason is written into one
+// buffer: a single allocation.
+func (n KernelNeeds) lacks(k Kernel, flag, also string, amd bool, computeCapability string) (Kernel, string, bool) {
+	var buf [512]byte
+	b := append(append(append(buf[:0], n.Engine...), ' '), n.Engine.Spec().Version...)
 	r, ok := n.row(k)
 	if !ok {
-		return k, name + " has no " + string(k) + " kernels (" + why + ")", false
+		b = append(append(append(append(append(b, " has no "...), k...), " kernels ("...), flag...), also...)
+		return k, string(append(b, ')')), false
 	}
-	on := "compute capability " + computeCapability
+	b = append(append(append(append(append(b, "'s "...), k...), " kernels ("...), flag...), also...)
+	b = append(b, ") need "...)
+	switch {
+	case amd:
+		b = append(b, "NVIDIA"...)
+	case r.MaxCC > 0:
+		b = strconv.AppendFloat(append(b, "compute capability "...), r.MaxCC, 'f', 1, 64)
+	default:
+		b = append(strconv.AppendFloat(append(b, "compute capability "...), r.MinCC, 'f', 1, 64), '+')
+	}
 	if amd {
-		on = "ROCm (" + computeCapability + ")"
+		b = append(append(append(b, ", not ROCm ("...), computeCapability...), ')')
+	} else {
+		b = append(append(b, ", not compute capability "...), computeCapability...)
 	}
-	need := "compute capability " + fixed(r.MinCC, 1) + "+"
-	if r.MaxCC > 0 {
-		need = "compute capability " + fixed(r.MaxCC, 1)
-	}
-	if amd {
-		need = "NVIDIA"
-	}
-	return k, name + "'s " + string(k) + " kernels (" + why + ") need " + need + ", not " + on + " [" + r.Source + "]", false
+	b = append(append(append(b, " ["...), r.Source...), ']')
+	return k, string(b), false
 }
 
 // FP8Cores reports whether a served job needs fp8 tensor cores whatever its engine's
