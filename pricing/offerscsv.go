@@ -51,8 +51,8 @@ func ParseOffersCSV(r io.Reader, name string, defaultObserved time.Time) ([]Offe
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		if !isOffersCSVColumn(h) {
-			return nil, Errorf(Invalid, "%s:1: unknown column %q (want %s)", name, h, strings.Join(OffersCSVColumns, ","))
+		if !isOffersCSVColumn(h) && !isHostCSVColumn(h) {
+			return nil, Errorf(Invalid, "%s:1: unknown column %q (want %s; host facts: %s)", name, h, strings.Join(OffersCSVColumns, ","), strings.Join(HostCSVColumns, ","))
 		}
 		if _, dup := col[h]; dup {
 			return nil, Errorf(Invalid, "%s:1: column %q appears twice", name, h)
@@ -113,6 +113,9 @@ func ParseOffersCSV(r io.Reader, name string, defaultObserved time.Time) ([]Offe
 			return nil, row.errorf("gpu_model", "is empty")
 		}
 		o.GPUModel, _ = NormalizeGPU(raw, o.GPUMemGiB)
+		if o.Host, err = row.host(); err != nil { // hostcsv.go
+			return nil, err
+		}
 		if d := row.text("source_date"); d != "" {
 			t, perr := time.Parse(time.DateOnly, d)
 			if perr != nil {

@@ -235,6 +235,14 @@ type tomlOffer struct {
 	// Observed is a TOML date or date-time (observed = 2026-11-29) or a string
 	// ("2026-11-29", RFC 3339); the file's mtime when absent.
 	Observed any `toml:"observed"`
+	// Host facts, optional (pricing.HostCSVColumns): a marketplace host's.
+	Reliability  float64 `toml:"reliability"`
+	MaxCUDA      float64 `toml:"max_cuda"`
+	Driver       string  `toml:"driver"`
+	NetUpMbps    float64 `toml:"net_up_mbps"`
+	NetDownMbps  float64 `toml:"net_down_mbps"`
+	DiskGB       float64 `toml:"disk_gb"`
+	Verification string  `toml:"verification"`
 }
 
 func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
@@ -273,8 +281,14 @@ func parseTOML(b []byte, path string, mod time.Time) ([]pricing.Offer, error) {
 		if obs.After(time.Now().Add(futureSlack)) {
 			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): observed %s is in the future", where, t.InstanceType, obs.Format(time.RFC3339))
 		}
+		stated := pricing.Host{Reliability: t.Reliability, MaxCUDA: t.MaxCUDA, Driver: t.Driver,
+			NetUpMbps: t.NetUpMbps, NetDownMbps: t.NetDownMbps, DiskGB: t.DiskGB, Verification: t.Verification}
+		host, col, want := pricing.CheckHost(stated)
+		if col != "" {
+			return nil, pricing.Errorf(pricing.Invalid, "static: %s (%s): %s %v: %s", where, t.InstanceType, col, hostValue(stated, col), want)
+		}
 		base := pricing.Offer{Region: t.Region, Zone: t.Zone, InstanceType: t.InstanceType, GPUModel: model,
-			GPUCount: t.GPUCount, GPUMemGiB: mem, VCPUs: t.VCPUs, RAMGiB: t.RAMGiB, Currency: "USD", ObservedAt: obs}
+			GPUCount: t.GPUCount, GPUMemGiB: mem, VCPUs: t.VCPUs, RAMGiB: t.RAMGiB, Currency: "USD", ObservedAt: obs, Host: host}
 		if base.GPUCount == 0 {
 			base.GPUCount = 1
 		}
@@ -344,3 +358,9 @@ func parseDate(s string) (time.Time, error) {
 // DefaultEnabled: listing files is the intent to use them, so a section with files and
 // no enabled key is enabled.
 func (c Config) DefaultEnabled() bool { return len(c.Files) > 0 }
+
+// hostValue is the value of h's fact in column col (pricing.HostCSVColumns), for an error.
+func hostValue(h pricing.Host, col string) any {
+	return map[string]any{"reliability": h.Reliability, "max_cuda": h.MaxCUDA, "driver": h.Driver, "net_up_mbps": h.NetUpMbps,
+		"net_down_mbps": h.NetDownMbps, "disk_gb": h.DiskGB, "verification": h.Verification}[col]
+}
