@@ -289,8 +289,7 @@ func workloadSeqLen(r *resolved) error {
 		return nil
 	}
 	if r.SeqLen < w && r.Engine.Spec().ContextShift {
-		r.note("%s takes --seq-len %d below --prompt-tokens %d + --output-tokens %d = %d: its context is -c (--max-model-len), and a sequence that outgrows it shifts (keeps the prompt's first tokens, discards half of the rest) instead of failing",
-			r.Engine, r.SeqLen, r.PromptTokens, r.OutputTokens, w)
+		r.addNote(string(r.Engine) + " takes --seq-len " + itoa(r.SeqLen) + " below --prompt-tokens " + itoa(r.PromptTokens) + " + --output-tokens " + itoa(r.OutputTokens) + " = " + itoa(w) + ": its context is -c (--max-model-len), and a sequence that outgrows it shifts (keeps the prompt's first tokens, discards half of the rest) instead of failing")
 		return nil
 	}
 	if r.SeqLen < w {

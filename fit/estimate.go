@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -142,12 +141,8 @@ func invalid(param, format string, args ...any) error {
 	return pricing.ParamErrorf(pricing.Invalid, param, format, args...)
 }
 
-func (r *resolved) note(format string, args ...any) {
-	r.notes = append(r.notes, fmt.Sprintf(format, args...))
-}
-
-// addNote is note for a text already built: the frequent notes concatenate theirs
-// (format.go) instead of going through fmt.
+// addNote records an assumption. Estimate runs tens of times per recommendation, so the
+// notes concatenate their numbers (format.go) instead of going through fmt.
 func (r *resolved) addNote(s string) { r.notes = append(r.notes, s) }
 
 // resolve fills defaults and rejects impossible combinations, one concern per step; the
@@ -177,7 +172,7 @@ func resolveTask(m *model.Model, r *resolved) error {
 	}
 	if diffusion && r.Task == TaskInference {
 		r.Task = TaskImageGen
-		r.note("task inference on an image pipeline means image-gen")
+		r.addNote("task inference on an image pipeline means image-gen")
 	}
 	switch {
 	case diffusion && r.Task != TaskImageGen:
@@ -280,7 +275,7 @@ func resolveParallelism(m *model.Model, r *resolved) error {
 		return invalid("offload", "--offload optimizer+params needs --shard zero3 or fsdp (parameters are only offloaded when they are sharded)")
 	}
 	if r.GPUs > 1 && !r.Shard.Sharded() && !training {
-		r.note("%d GPUs without --shard tp: each GPU holds a full replica", r.GPUs)
+		r.addNote(itoa(r.GPUs) + " GPUs without --shard tp: each GPU holds a full replica")
 	}
 	return nil
 }
@@ -313,7 +308,7 @@ func resolveSplit(m *model.Model, r *resolved) error {
 			r.GPUs, m.Name, m.Dec.Heads, r.GPUs, max(r.GPUs, 8), joinInts(m.TPDegrees(max(r.GPUs, 8))))
 	}
 	if r.Split == SplitLayer {
-		r.note("layer split (llama.cpp --split-mode layer): each of the %d GPUs holds 1/%d of the layers and their KV cache; one layer's prefill workspace and the logits are not divided; for one stream the GPUs take turns, so it is no faster than one GPU", r.GPUs, r.GPUs)
+		r.addNote("layer split (llama.cpp --split-mode layer): each of the " + itoa(r.GPUs) + " GPUs holds 1/" + itoa(r.GPUs) + " of the layers and their KV cache; one layer's prefill workspace and the logits are not divided; for one stream the GPUs take turns, so it is no faster than one GPU")
 	}
 	return nil
 }

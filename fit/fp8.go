@@ -58,7 +58,7 @@ func resolveFP8(_ *model.Model, r *resolved) error {
 		r.kvB = 1
 	}
 	if r.fp8Training() {
-		r.note("fp8-mixed: bf16-mixed weights, gradients and optimizer states + TransformerEngine's cached fp8 weight and transpose (2 B per linear weight); linear inputs saved in fp8; job time runs the linear layers at the GPU's fp8 TFLOPS")
+		r.addNote("fp8-mixed: bf16-mixed weights, gradients and optimizer states + TransformerEngine's cached fp8 weight and transpose (2 B per linear weight); linear inputs saved in fp8; job time runs the linear layers at the GPU's fp8 TFLOPS")
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func resolveNodes(m *model.Model, r *resolved) error {
 		return invalid("nodes", "--nodes %d: image pipelines run on one GPU each; multi-node is modelled for language models", r.Nodes)
 	case r.IsTraining() && !r.Shard.Sharded():
 		r.Shard = "zero3"
-		r.note("--nodes %d: training shards parameters, gradients and optimizer states with ZeRO-3 across all nodes", r.Nodes)
+		r.addNote("--nodes " + itoa(r.Nodes) + ": training shards parameters, gradients and optimizer states with ZeRO-3 across all nodes")
 	case r.IsTraining() && r.Shard == "tp":
 		return invalid("shard", "--nodes %d --shard tp: tensor parallelism is modelled for inference; multi-node training uses zero3 or fsdp", r.Nodes)
 	case !r.IsTraining() && r.Shard == "none":

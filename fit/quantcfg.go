@@ -16,7 +16,7 @@ func resolveCheckpointQuant(m *model.Model, r *resolved) error {
 		return nil
 	}
 	if r.Quant == QuantNone {
-		r.note("--quant none on a pre-quantized checkpoint (%s): weights dequantized to the compute dtype, as converted for training (e.g. DeepSeek's fp8_cast_bf16.py)", q.Desc)
+		r.addNote("--quant none on a pre-quantized checkpoint (" + q.Desc + "): weights dequantized to the compute dtype, as converted for training (e.g. DeepSeek's fp8_cast_bf16.py)")
 		return nil
 	}
 	if !q.Compatible(string(r.Quant)) {
@@ -27,6 +27,6 @@ func resolveCheckpointQuant(m *model.Model, r *resolved) error {
 		return invalid("quant", "--quant %s conflicts with %s's quantization_config (%s): the checkpoint's weights are stored quantized that way; %s", r.Quant, m.Name, q.Desc, hint)
 	}
 	r.Quant = Quant(q.Label)
-	r.note("pre-quantized checkpoint (%s): weights sized as stored, %.4f bytes per quantized weight incl. scales/zeros; embeddings, lm_head, norms, biases, routers and modules_to_not_convert stay 16-bit", q.Desc, q.BytesPerQuantized(m))
+	r.addNote("pre-quantized checkpoint (" + q.Desc + "): weights sized as stored, " + fixed(q.BytesPerQuantized(m), 4) + " bytes per quantized weight incl. scales/zeros; embeddings, lm_head, norms, biases, routers and modules_to_not_convert stay 16-bit")
 	return nil
 }

@@ -61,7 +61,7 @@ func resolveTechniques(m *model.Model, r *resolved) error {
 		}
 		r.fusedOptim = r.OptimizerStep == "fused"
 		if r.Norm == "fused" {
-			r.note("--norm fused: each norm keeps its 16-bit input and the row statistics for backward (Liger LigerRMSNorm, Apex FusedRMSNorm, torchtitan fused_rmsnorm), not the fp32 copy the framework's norm keeps")
+			r.addNote("--norm fused: each norm keeps its 16-bit input and the row statistics for backward (Liger LigerRMSNorm, Apex FusedRMSNorm, torchtitan fused_rmsnorm), not the fp32 copy the framework's norm keeps")
 		}
 		switch {
 		case r.Loss == "" && r.chunkedLoss:

@@ -35,7 +35,7 @@ func resolveQuant(m *model.Model, r *resolved) error {
 		r.store = 2
 	}
 	if r.Task == TaskLoRA && r.Quant.Quantized() {
-		r.note("LoRA over a %s base is QLoRA-style: the quantized layers keep their inputs for the backward pass", r.Quant)
+		r.addNote("LoRA over a " + string(r.Quant) + " base is QLoRA-style: the quantized layers keep their inputs for the backward pass")
 	}
 	r.quantB = QuantBytes(m, r.Quant, r.DoubleQuant)
 	return nil
