@@ -340,7 +340,7 @@ func resolveLength(m *model.Model, r *resolved) error {
 			r.SeqLen = int(m.MaxPos)
 		}
 	case m.MaxPos > 0 && int64(r.SeqLen) > m.MaxPos:
-		r.warn("--seq-len %d is beyond %s's %d positions (max_position_embeddings): it needs RoPE scaling, and fails for learned positions", r.SeqLen, m.Name, m.MaxPos)
+		r.addWarning("--seq-len " + itoa(r.SeqLen) + " is beyond " + m.Name + "'s " + strconv.FormatInt(m.MaxPos, 10) + " positions (max_position_embeddings): it needs RoPE scaling, and fails for learned positions")
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func resolveStack(m *model.Model, r *resolved) error {
 		r.TargetTokens = r.SeqLen
 	}
 	if r.Shard == "hsdp" && r.Nodes <= 1 {
-		r.warn("--shard hsdp on one node is FULL_SHARD over its %d GPUs; hybrid sharding replicates across --nodes", r.GPUs)
+		r.addWarning("--shard hsdp on one node is FULL_SHARD over its " + itoa(r.GPUs) + " GPUs; hybrid sharding replicates across --nodes")
 	}
 	if !training {
 		return nil

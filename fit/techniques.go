@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -72,7 +71,7 @@ func resolveTechniques(m *model.Model, r *resolved) error {
 		r.chunkedLoss = r.Loss == "chunked"
 	}
 	if r.IsTraining() && r.Shard.Sharded() && r.GPUs == 1 && !r.Offload.Enabled() {
-		r.warn("--shard %s on 1 GPU shards nothing: the states are laid out as ZeRO keeps them, on one GPU; give --gpus N, or add --offload (ZeRO-Offload on one GPU)", r.Shard)
+		r.addWarning("--shard " + string(r.Shard) + " on 1 GPU shards nothing: the states are laid out as ZeRO keeps them, on one GPU; give --gpus N, or add --offload (ZeRO-Offload on one GPU)")
 	}
 	if r.Task == TaskLoRA || r.Task == TaskQLoRA {
 		// A rank above min(d_in, d_out) of a layer adds parameters but no expressiveness:
@@ -148,9 +147,8 @@ func vaeDecodeSize(m *model.Model, r *resolved, imgs, w, h float64) (float64, fl
 	return 1, math.Min(w, tile), math.Min(h, tile)
 }
 
-func (r *resolved) warn(format string, args ...any) {
-	r.warns = append(r.warns, fmt.Sprintf(format, args...))
-}
+// addWarning records a Result warning (built without fmt, as the notes are).
+func (r *resolved) addWarning(s string) { r.warns = append(r.warns, s) }
 
 // appendTechniqueNotes appends the assumptions the technique flags add to a Result.
 func appendTechniqueNotes(out []string, m *model.Model, r *resolved) []string {
