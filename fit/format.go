@@ -2,9 +2,10 @@ package fit
 
 import "strconv"
 
-// The assumptions an estimate states are built on the recommender's hot path (tens of
-// estimates per request, issue 29), so the frequent ones concatenate their numbers with
-// these instead of going through fmt.Sprintf. Each formats exactly as the fmt verb it
+// The assumptions and warnings an estimate states are built on the recommender's hot
+// path (tens of estimates per request, issue 29), so they concatenate their numbers with
+// these instead of going through fmt.Sprintf (the few that depend on constants only are
+// formatted once, with fmt). Each formats exactly as the fmt verb it
 // replaces: fmt formats %e, %f and %g by calling strconv.AppendFloat with the verb and
 // precision and only adds flags and padding, which these notes never use
 // (TestNumberFormatsMatchFmt compares them over many values).
