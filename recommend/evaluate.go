@@ -63,7 +63,9 @@ type variant struct {
 	tm   *jobtime.TimeModel // built on first use
 	// times memoizes the timing per GPU model (gpuCaps.idx) and link (x2: PCIe board),
 	// for whole-GPU offers: the variant fixes the GPU count and precision.
-	times []timingVal
+	// A slot's value is allocated on first use: a variant fixes the GPU count, and few
+	// of the call's GPU models come in it (a dense array cost 11 KB per variant).
+	times []*timingVal
 	// ckpt is the job's checkpoint bytes (spotrisk.go), computed once.
 	ckpt    float64
 	ckptSet bool
@@ -289,9 +291,12 @@ func (e *evaluator) timeJob(cd *cand, v *variant, o *pricing.Offer, c *gpuCaps) 
 			slot++
 		}
 		if v.times == nil {
-			v.times = make([]timingVal, 2*e.in.nCaps)
+			v.times = make([]*timingVal, 2*e.in.nCaps)
 		}
-		tv = &v.times[slot]
+		if v.times[slot] == nil {
+			v.times[slot] = new(timingVal)
+		}
+		tv = v.times[slot]
 	} else {
 		tv = new(timingVal) // a vGPU slice: its fraction is its own count
 	}

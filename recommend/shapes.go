@@ -80,7 +80,9 @@ func (p *ShapePlan) Needs(cheapest []pricing.Offer, more [][]pricing.Offer, exha
 	n := len(cheapest)
 	if p.ev == nil {
 		in := p.in
-		in.Offers = slices.Clip(cheapest)
+		// A copy with room for the further offers the rounds read (a few hundred on a
+		// marketplace), so appending them does not copy every offer again.
+		in.Offers = append(make([]pricing.Offer, 0, n+n/4+64), cheapest...)
 		rin, ev, err := prepare(in)
 		if err != nil {
 			return nil, err
