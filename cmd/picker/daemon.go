@@ -133,6 +133,7 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	// offer matching its filters); serve them from memory until the next refresh.
 	st.CacheOffers(offerCacheSize)
 	a.recMemo = newRecommendMemo(recommendMemoSize)
+	a.tuneGC(a.log) // daemongc.go
 	ln, err := a.listen(listen, from)
 	if err != nil {
 		return err
