@@ -31,8 +31,8 @@ func main() {
 // oneShotGCPercent is the GC target of one-shot commands: they allocate a few MB and
 // exit, and at the default 100 a recommend on 100k offers ran a collection it never
 // needed (CPU per run 31 -> 26 ms, medians of 3x30 runs, tools/bench-recommend.sh's
-// database). The daemon, which lives and caches, and refresh, whose peak memory is
-// bounded (it streams 100k offers), keep the default.
+// database). refresh, whose peak memory is bounded (it streams 100k offers), keeps the
+// default; the daemon sets its own, with a memory limit (daemongc.go).
 const oneShotGCPercent = 400
 
 // tuneGC sets oneShotGCPercent unless the command is the daemon or refresh, or GOGC is set.
