@@ -174,11 +174,26 @@ func InstanceGPULink(provider, instanceType string) float64 {
 }
 
 // containsFold reports whether s contains the lower-case ASCII sub, ignoring ASCII case.
+// It compares bytes, as strings.EqualFold over each window would decide: a non-ASCII
+// rune that folds to an ASCII letter (the Kelvin sign to k) has another length, so no
+// window of sub's length matches through one (TestContainsFoldIsEqualFold).
 func containsFold(s, sub string) bool {
 	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
+		j := 0
+		for j < len(sub) && lowerASCII(s[i+j]) == sub[j] {
+			j++
+		}
+		if j == len(sub) {
 			return true
 		}
 	}
 	return false
+}
+
+// lowerASCII lower-cases an ASCII capital and leaves every other byte.
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
