@@ -6,7 +6,14 @@
 # Env: PICKER=path (default: go build ./cmd/picker), BEFORE=path an older picker to
 # interleave with it (each gets its own databases: a newer schema is refused by an older
 # picker), RUNS (11) cold runs per command, LOAD_SECS (10) per daemon run, LOADS (3)
-# daemon runs per picker, SKIP_BUILD_DB=1 reuses the workdir's databases.
+# daemon runs per picker, SKIP_BUILD_DB=1 reuses the workdir's databases, HOSTS=1 gives
+# every marketplace host host facts (`benchgen -hosts`: reliability, max CUDA, driver,
+# network, disk, verification) through the price file's host columns. A picker whose
+# static provider lacks those columns refuses the file ("unknown column"), so for it
+# (found by a one-row probe) the hosts are written without them and their host facts
+# set afterwards with sqlite3 from the same generator's columns, as its refresh would
+# have stored them (its fit-fact sets then wait for its next write; such a picker reads
+# every offer of a store with host facts anyway).
 #
 # Every offer is its own shape: `benchgen -market` writes marketplace hosts (one instance
 # type each). Per picker:
@@ -41,21 +48,46 @@ if [[ -n "${BEFORE:-}" ]]; then
 	labels=(before after)
 	bin[before]=$BEFORE
 fi
-echo "workdir $W; pickers: ${labels[*]}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "workdir $W; pickers: ${labels[*]}; hosts: ${HOSTS:-no}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$W/empty.toml"
 
+# hostcols label: whether label's picker reads the host columns of a price file.
+hostcols() {
+	local d=$W/$1/probe
+	mkdir -p "$d"
+	rm -f "$d"/db*
+	"$B/benchgen" -market -hosts -rows 1 >"$d/p.csv"
+	printf '[providers.static]\nfiles = ["%s"]\n' "$d/p.csv" >"$d/c.toml"
+	"${bin[$1]}" --config "$d/c.toml" --db "$d/db" -q refresh --provider static >/dev/null 2>&1
+}
+
 build() { # label, db, rows
-	local l=$1 db=$2 rows=$3
+	local l=$1 db=$2 rows=$3 gen=(-market) late=
 	cat >"$W/$l/static.toml" <<TOML
 [providers.static]
 files = ["$W/$l/prices.csv"]
 TOML
 	rm -f "$db" "$db-wal" "$db-shm"
+	if [[ -n "${HOSTS:-}" ]]; then
+		if hostcols "$l"; then gen+=(-hosts); else late=1; fi
+	fi
 	for r in 0 1 2; do
-		"$B/benchgen" -market -rows "$rows" -round $r >"$W/$l/prices.csv"
+		"$B/benchgen" "${gen[@]}" -rows "$rows" -round $r >"$W/$l/prices.csv"
 		touch -d "@$((1767225600 + r * 86400))" "$W/$l/prices.csv" # one day per round
 		"${bin[$l]}" --config "$W/$l/static.toml" --db "$db" -q refresh --provider static >/dev/null
 	done
+	if [[ -n "$late" ]]; then
+		"$B/benchgen" -market -hosts -rows "$rows" -round 2 >"$W/$l/hosts.csv"
+		sqlite3 "$db" <<SQL
+.mode csv
+.import $W/$l/hosts.csv h
+UPDATE offers SET host_reliability = h.reliability, host_max_cuda = h.max_cuda, host_driver = h.driver,
+	host_net_up_mbps = h.net_up_mbps, host_net_down_mbps = h.net_down_mbps, host_disk_gb = h.disk_gb,
+	host_verification = h.verification
+	FROM h WHERE offers.provider = 'static' AND offers.instance_type = h.instance_type;
+DROP TABLE h;
+SQL
+	fi
 }
 for l in "${labels[@]}"; do
 	mkdir -p "$W/$l"
@@ -124,7 +156,9 @@ f=$W/refresh.txt
 : >"$f"
 for i in $(seq 5); do
 	for l in "${labels[@]}"; do
-		"$B/benchgen" -market -rows 15000 -round 2 -change 10 >"$W/$l/prices.csv"
+		hf=()
+		if [[ -n "${HOSTS:-}" ]] && hostcols "$l"; then hf=(-hosts); fi
+		"$B/benchgen" -market ${hf[@]+"${hf[@]}"} -rows 15000 -round 2 -change 10 >"$W/$l/prices.csv"
 		touch -d "@$((1767225600 + (3 + i) * 86400))" "$W/$l/prices.csv"
 		cp "$W/$l/db30k" "$W/$l/db30k-r"
 		rm -f "$W/$l/db30k-r-wal" "$W/$l/db30k-r-shm"
