@@ -208,3 +208,11 @@ func (r *readTx) QueryRowContext(ctx context.Context, query string, args ...any)
 	}
 	return r.tx.QueryRowContext(ctx, query, args...)
 }
+
+// KeepConns keeps up to n idle connections open (database/sql closes all but two once
+// they are idle: sql.DB.SetMaxIdleConns). A long-running reader serving n requests at
+// once then reuses its connections, and with them the statements prepared on each,
+// instead of opening a connection (SQLite parsing the schema again) and preparing its
+// statements anew for every request past the second at a time. The daemon keeps its
+// max_concurrent.
+func (s *Store) KeepConns(n int) { s.db.SetMaxIdleConns(n) }

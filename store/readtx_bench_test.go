@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/pickergpu/picker/pricing"
 )
@@ -14,14 +15,19 @@ import (
 // exclusion counts. Every iteration bounds its asks by a price of its own, as every
 // request of a distinct job asks its own, so the further reads miss the cache as the
 // daemon's do under distinct queries; the first read and the counts are the cache's, as
-// in the daemon.
+// in the daemon. cpu-ns/op is the process's CPU time per iteration (processCPU): on a
+// shared machine, steadier than the wall time.
 func BenchmarkReadMarketRounds(b *testing.B) {
 	ctx := context.Background()
 	s := marketStore(b)
 	s.CacheOffers(1 << 20)
 	q := Query{Purchase: pricing.OnDemand}
 	iter, read := 0, 0
+	var cpu0 time.Duration
 	for b.Loop() {
+		if iter == 0 {
+			cpu0, _ = processCPU() // b.Loop's timer starts at its first call
+		}
 		iter++
 		bound := 1 + float64(iter)/1e7 // distinct per iteration; within a few offers' price steps
 		call := 0
@@ -51,6 +57,9 @@ func BenchmarkReadMarketRounds(b *testing.B) {
 			b.Fatal(err)
 		}
 		read = len(out)
+	}
+	if cpu1, ok := processCPU(); ok && iter > 0 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(iter), "cpu-ns/op")
 	}
 	b.ReportMetric(float64(read), "offers")
 }
