@@ -57,7 +57,6 @@ func resolveFramework(m *model.Model, r *resolved) error {
 	asked := r.GradAccum // --grad-accum, 0 when not given
 	lora := r.Task == TaskLoRA || r.Task == TaskQLoRA
 	training := r.IsTraining()
-	def := func(text string) { r.addNote(string(r.Framework) + " default: " + text) }
 	switch r.Framework {
 	case FrameworkHF:
 		if r.Task == TaskLoRA && r.Precision == "" && !r.Quant.Quantized() {
@@ -65,7 +64,7 @@ func resolveFramework(m *model.Model, r *resolved) error {
 			// the default; bf16 for current LLM checkpoints), and PEFT/TRL's SFT recipes pass
 			// torch_dtype=torch.bfloat16; Trainer bf16=True autocasts the adapters' matmuls.
 			r.Precision = "bf16"
-			def("LoRA loads the frozen base in bf16 (2 bytes/param; fp16 on GPUs without bf16), as transformers v5 from_pretrained(dtype=\"auto\") and TRL's SFT recipes do; use --precision bf16-mixed for an fp32 base under autocast")
+			r.addNote("hf default: LoRA loads the frozen base in bf16 (2 bytes/param; fp16 on GPUs without bf16), as transformers v5 from_pretrained(dtype=\"auto\") and TRL's SFT recipes do; use --precision bf16-mixed for an fp32 base under autocast")
 		}
 		if lora {
 			// PEFT get_peft_model(autocast_adapter_dtype=True, the default since PEFT 0.12)
@@ -77,21 +76,21 @@ func resolveFramework(m *model.Model, r *resolved) error {
 			// the QLoRA recipes (PEFT docs, TRL SFT with a quantization config) call it, which
 			// enables gradient checkpointing.
 			r.GradCkpt = true
-			def("QLoRA turns on gradient checkpointing (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True)); --grad-ckpt=false to turn it off")
+			r.addNote("hf default: QLoRA turns on gradient checkpointing (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True)); --grad-ckpt=false to turn it off")
 		}
 		if r.Task == TaskFullFT && r.Precision == "" {
-			def("full fine-tune with Trainer bf16=True: PyTorch AMP over fp32 weights (bf16-mixed)")
+			r.addNote("hf default: full fine-tune with Trainer bf16=True: PyTorch AMP over fp32 weights (bf16-mixed)")
 		}
 		if training && r.GradAccum == 0 {
 			// TrainingArguments.gradient_accumulation_steps = 1 and Trainer's
 			// model.zero_grad() (set_to_none=True): no gradient exists during the forward
 			// pass; they replace the activations during backward.
 			r.GradAccum = 1
-			def("no gradient accumulation (Trainer gradient_accumulation_steps=1): gradients replace the activations in backward; the peak is the larger of the start of backward and the optimizer step")
+			r.addNote("hf default: no gradient accumulation (Trainer gradient_accumulation_steps=1): gradients replace the activations in backward; the peak is the larger of the start of backward and the optimizer step")
 		}
 		if lora && r.LoRADropout == nil {
 			r.setDropout(hfLoRADropout)
-			def(hfDropoutNote)
+			r.addNote(hfDropoutNote)
 		}
 	case FrameworkLitGPT:
 		// config_hub recipes: global_batch_size 16 over micro_batch_size 1-4: gradients
@@ -104,24 +103,24 @@ func resolveFramework(m *model.Model, r *resolved) error {
 			// config_hub/finetune/*/{full,lora,qlora}.yaml: precision: bf16-true; generate
 			// and chat default to bf16-true too.
 			r.Precision = "bf16"
-			adapters := ""
 			if lora {
-				adapters = ", adapters"
+				r.addNote("litgpt default: bf16-true: weights, adapters, gradients and optimizer states in bf16 (config_hub precision: bf16-true)")
+			} else {
+				r.addNote("litgpt default: bf16-true: weights, gradients and optimizer states in bf16 (config_hub precision: bf16-true)")
 			}
-			def("bf16-true: weights" + adapters + ", gradients and optimizer states in bf16 (config_hub precision: bf16-true)")
 		}
 		if training && r.Task != TaskImageGen && m.Kind != model.KindEncoder {
 			// litgpt/finetune/*.py: model(input_ids, lm_head_chunk_size=128) with
 			// chunked_cross_entropy(..., chunk_size=128).
 			r.chunkedLoss = true
-			def("chunked LM head and cross-entropy (lm_head_chunk_size=128): no full fp32 copy of the logits")
+			r.addNote("litgpt default: chunked LM head and cross-entropy (lm_head_chunk_size=128): no full fp32 copy of the logits")
 		}
 		if lora && r.LoRADropout == nil {
 			r.setDropout(litgptLoRADropout)
-			def(litgptDropoutNote)
+			r.addNote(litgptDropoutNote)
 		}
 		if r.Task == TaskQLoRA && r.Optimizer == "" {
-			def("QLoRA swaps AdamW for bitsandbytes PagedAdamW (32-bit states in CUDA unified memory; counted as adamw here)")
+			r.addNote("litgpt default: QLoRA swaps AdamW for bitsandbytes PagedAdamW (32-bit states in CUDA unified memory; counted as adamw here)")
 		}
 	case FrameworkTorchtune:
 		// LoRA/QLoRA configs: gradient_accumulation_steps: 8 (full single-device configs use 1
@@ -136,23 +135,23 @@ func resolveFramework(m *model.Model, r *resolved) error {
 		if r.Precision == "" {
 			// recipes/configs/*: dtype: bf16 (torchtune trains in pure bf16; fp16 is rejected).
 			r.Precision = "bf16"
-			def("dtype bf16: weights, adapters, gradients and optimizer states in bf16 (configs' dtype: bf16)")
+			r.addNote("torchtune default: dtype bf16: weights, adapters, gradients and optimizer states in bf16 (configs' dtype: bf16)")
 		}
 		if training && !r.gradCkptSet {
 			// enable_activation_checkpointing: True in the LoRA, QLoRA and full configs.
 			r.GradCkpt = true
-			def("activation checkpointing on (enable_activation_checkpointing: True)")
+			r.addNote("torchtune default: activation checkpointing on (enable_activation_checkpointing: True)")
 		}
 		if training && m.Kind != model.KindEncoder {
 			// loss: torchtune.modules.loss.CEWithChunkedOutputLoss (num_output_chunks=8).
 			r.chunkedLoss = true
-			def("chunked output and cross-entropy (CEWithChunkedOutputLoss, 8 chunks): the fp32 upcast is per chunk")
+			r.addNote("torchtune default: chunked output and cross-entropy (CEWithChunkedOutputLoss, 8 chunks): the fp32 upcast is per chunk")
 		}
 		if r.Task == TaskQLoRA && !r.doubleQuantSet {
 			// torchao NF4Tensor (used by torchtune's QLoRA) always quantizes its per-block
 			// scalers: block_size=64, scaler_block_size=256, as QLoRA's double quantization.
 			r.DoubleQuant = true
-			def("NF4 via torchao's NF4Tensor, whose scalers are double-quantized (scaler_block_size=256)")
+			r.addNote("torchtune default: NF4 via torchao's NF4Tensor, whose scalers are double-quantized (scaler_block_size=256)")
 		}
 		if r.Optimizer == "" {
 			switch {
@@ -161,17 +160,17 @@ func resolveFramework(m *model.Model, r *resolved) error {
 				// optimizer_in_bwd: True (each gradient is applied and freed in backward).
 				r.Optimizer = "paged-adamw-8bit"
 				r.optimInBwd = true
-				def("single-device full fine-tune: bitsandbytes PagedAdamW8bit with optimizer_in_bwd (no full set of gradients)")
+				r.addNote("torchtune default: single-device full fine-tune: bitsandbytes PagedAdamW8bit with optimizer_in_bwd (no full set of gradients)")
 			case training:
 				// LoRA/QLoRA and distributed full configs: torch.optim.AdamW(fused=True).
 				r.Optimizer = "adamw"
 				r.fusedOptim = true
-				def("torch.optim.AdamW(fused=True): no foreach temporaries in the step")
+				r.addNote("torchtune default: torch.optim.AdamW(fused=True): no foreach temporaries in the step")
 			}
 		}
 		if lora && r.LoRADropout == nil {
 			r.setDropout(torchtuneLoRADropout)
-			def(torchtuneDropoutNote)
+			r.addNote(torchtuneDropoutNote)
 		}
 	}
 	if !lora {
@@ -189,9 +188,9 @@ func (r *resolved) setDropout(p float64) { r.LoRADropout = &p }
 
 // The frameworks' dropout defaults as notes, formatted once.
 var (
-	hfDropoutNote        = fmt.Sprintf("lora_dropout %.2g (PEFT LoraConfig default)", hfLoRADropout)
-	litgptDropoutNote    = fmt.Sprintf("lora_dropout %.2g (litgpt/finetune/lora.py)", litgptLoRADropout)
-	torchtuneDropoutNote = fmt.Sprintf("lora_dropout %.2g (torchtune LoRA builders)", torchtuneLoRADropout)
+	hfDropoutNote        = fmt.Sprintf("hf default: lora_dropout %.2g (PEFT LoraConfig default)", hfLoRADropout)
+	litgptDropoutNote    = fmt.Sprintf("litgpt default: lora_dropout %.2g (litgpt/finetune/lora.py)", litgptLoRADropout)
+	torchtuneDropoutNote = fmt.Sprintf("torchtune default: lora_dropout %.2g (torchtune LoRA builders)", torchtuneLoRADropout)
 )
 
 // WantsGradCkpt reports whether the job, once resolved, checkpoints activations: asked
