@@ -84,6 +84,9 @@ func storageRates(prices []pricing.StoragePrice) map[storageKey]*storageRate {
 // figure.
 func (in *RecommendInput) storageOf(o *pricing.Offer) *storageRate {
 	k := storageKey{o.Provider, o.Region}
+	if len(in.StoragePrices) == 0 {
+		k.region = "" // nothing fetched: the provider's figure in every region, one lookup
+	}
 	if in.lastRate != nil && in.lastKey == k {
 		return in.lastRate
 	}
@@ -139,7 +142,7 @@ func (e *evaluator) extras(cd *cand, o *pricing.Offer, total float64) (disk, egr
 
 // egressOf is the provider's internet egress price per GB.
 func (in *RecommendInput) egressOf(provider string) float64 {
-	return jobtime.CostsFor(provider).EgressUSDPerGB
+	return in.providerOf(provider).egress
 }
 
 // bill itemises cd's EstCostUSD on offer o.

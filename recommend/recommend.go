@@ -549,17 +549,22 @@ func (in *RecommendInput) factsOf(i int) *offerFacts {
 
 // billing is jobtime.BillingFor(provider), looked up once per provider and call: a few
 // providers hold every offer, so a short list beats a map lookup per offer.
-func (in *RecommendInput) billing(provider string) jobtime.Billing {
+func (in *RecommendInput) billing(provider string) jobtime.Billing { return in.providerOf(provider).b }
+
+// providerOf is the provider's billing rule and egress price, looked up once per
+// provider and call (jobtime.BillingFor, jobtime.CostsFor lower-case the name and
+// hash it; every offer asks).
+func (in *RecommendInput) providerOf(provider string) providerBilling {
 	for i := range in.bills {
 		if in.bills[i].provider == provider {
-			return in.bills[i].b
+			return in.bills[i]
 		}
 	}
-	b := jobtime.BillingFor(provider)
+	p := providerBilling{provider, jobtime.BillingFor(provider), jobtime.CostsFor(provider).EgressUSDPerGB}
 	if len(in.bills) < maxBillCache {
-		in.bills = append(in.bills, providerBilling{provider, b})
+		in.bills = append(in.bills, p)
 	}
-	return b
+	return p
 }
 
 // maxBillCache bounds RecommendInput.bills (a catalogue of many providers looks the
@@ -569,4 +574,5 @@ const maxBillCache = 32
 type providerBilling struct {
 	provider string
 	b        jobtime.Billing
+	egress   float64 // USD per GB out to the internet
 }
