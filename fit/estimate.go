@@ -151,8 +151,13 @@ func (r *resolved) addNote(s string) { r.notes = append(r.notes, s) }
 func resolve(m *model.Model, j Job) (*resolved, error) {
 	r := &resolved{Job: j}
 	// The assumptions: the model's, then each step's, then Estimate's standard ones, in
-	// one slice sized for a typical job's (a LoRA fine-tune states about 20).
-	r.notes = append(make([]string, 0, len(m.Notes)+24), m.Notes...)
+	// one slice sized for a typical job's (a LoRA fine-tune states about 20, an
+	// inference about 5).
+	room := 8
+	if j.IsTraining() {
+		room = 24
+	}
+	r.notes = append(make([]string, 0, len(m.Notes)+room), m.Notes...)
 	for _, step := range []func(*model.Model, *resolved) error{
 		resolveTask, resolveApplicable, resolveFramework, resolvePrecision, resolveCheckpointQuant, resolveQuant, resolveFP8, resolveRuntime, resolveNodes, resolveParallelism, resolveEngine, resolveSplit,
 		resolveGradCkpt, resolveLength, resolveWorkload, resolveStack, resolveLoRA, resolveTechniques,
