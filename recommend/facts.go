@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
@@ -42,8 +43,9 @@ func FactsKey(sh pricing.Shape) string {
 
 // factsRules is bumped whenever FactsKey's rules change without the embedded tables
 // changing (a new fact, jobtime.InstanceGPULink's name rules): a store classified
-// under other rules reclassifies its shapes (FactsVersion).
-const factsRules = 1
+// under other rules reclassifies its shapes (FactsVersion). 2: a set is per CUDAClass,
+// not per host CUDA ceiling.
+const factsRules = 2
 
 // FactsVersion identifies the rules FactsKey classifies by: factsRules and the
 // interconnect table it reads. The store records it beside the fact sets and uses them
@@ -51,5 +53,6 @@ const factsRules = 1
 func FactsVersion() string {
 	h := fnv.New64a()
 	h.Write(interconnectCSV)
+	h.Write([]byte(fmt.Sprint(cudaFloors)))
 	return strconv.Itoa(factsRules) + "-" + strconv.FormatUint(h.Sum64(), 16)
 }

@@ -119,14 +119,14 @@ func TestEvaluationDependsOnlyOnFacts(t *testing.T) {
 // the next ones it names) answers byte for byte as over every offer, and reads far
 // fewer offers than there are.
 // With hosts stating facts (CUDA ceilings too old for the stack and for Blackwell among
-// them) the sets are also per CUDA ceiling, as the store keeps them, and the old-cuda
+// them) the sets are also per CUDA class, as the store keeps them, and the old-cuda
 // exclusions count as over every offer.
 func TestFactsPlanAnswersAsFullScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	planAnswersAsFullScan(t, r, 25, func() []pricing.Offer { return marketOffers(t, r, 1000+r.IntN(2000)) }, factsOf)
 	excluded := 0
 	planAnswersAsFullScan(t, r, 4, func() []pricing.Offer { return withHosts(r, marketOffers(t, r, 8000+r.IntN(4000))) },
-		func(o pricing.Offer) string { return factsOf(o) + fmt.Sprint(o.Host.MaxCUDA) },
+		func(o pricing.Offer) string { return factsOf(o) + fmt.Sprint(CUDAClass(o.Host.MaxCUDA)) },
 		func(in *RecommendInput, offers []pricing.Offer) {
 			in.Offers = offers
 			if rec, err := Recommend(*in); err == nil && slices.ContainsFunc(rec.Excluded, func(x Exclusion) bool { return x.Code == ExclOldCUDA }) {
@@ -135,6 +135,23 @@ func TestFactsPlanAnswersAsFullScan(t *testing.T) {
 		})
 	if excluded < 8 {
 		t.Errorf("only %d answers excluded old-CUDA hosts", excluded)
+	}
+}
+
+// TestCUDAClassJudgesAsCeiling: a host's CUDA class is too old for a GPU exactly when
+// its ceiling is, for every GPU of the catalogue and an unknown one, so offers of one
+// class are judged alike.
+func TestCUDAClassJudgesAsCeiling(t *testing.T) {
+	gpus := append(pricing.GPUs(), pricing.GPU{Model: "Mystery-GPU"})
+	for _, g := range gpus {
+		_, known := pricing.LookupGPU(g.Model)
+		c := &gpuCaps{known: known, spec: g}
+		for v := -1.0; v <= 14; v += 0.05 {
+			ceiling, class := &pricing.Offer{Host: pricing.Host{MaxCUDA: v}}, &pricing.Offer{Host: pricing.Host{MaxCUDA: CUDAClass(v)}}
+			if cudaTooOld(ceiling, c) != cudaTooOld(class, c) {
+				t.Fatalf("%s: CUDA %g too old %v, its class %g %v", g.Model, v, cudaTooOld(ceiling, c), CUDAClass(v), cudaTooOld(class, c))
+			}
+		}
 	}
 }
 

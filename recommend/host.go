@@ -3,6 +3,7 @@ package recommend
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +49,32 @@ func minCUDA(c *gpuCaps) float64 {
 	return minCUDAStack
 }
 
+// cudaFloors are the host CUDA ceilings the rules tell apart, highest first: minCUDA is
+// one of them or 0, so cudaTooOld judges a ceiling only by the highest of them it
+// reaches; 1 (CUDA 1.0) stands for a stated ceiling below the others. A change to
+// minCUDA's thresholds changes them, and FactsVersion with them.
+var cudaFloors = []float64{minCUDABlackwell, minCUDAStack, 1}
+
+// CUDAClass is the class of a host CUDA ceiling v the recommender tells apart: 0 when
+// unstated (v <= 0), else the highest of CUDAFloors that v reaches (the last when it
+// reaches none). Offers whose hosts' ceilings share a class are judged alike (cudaTooOld
+// gives the same for v and its class), so a fit-fact set is a FactsKey and a class, not
+// a ceiling: a marketplace's dozen CUDA versions are three sets per key, not a dozen.
+func CUDAClass(v float64) float64 {
+	if !(v > 0) {
+		return 0
+	}
+	for _, f := range cudaFloors {
+		if v >= f {
+			return f
+		}
+	}
+	return cudaFloors[len(cudaFloors)-1]
+}
+
+// CUDAFloors are CUDAClass's floors, highest first (the store's SQL form of it).
+func CUDAFloors() []float64 { return slices.Clone(cudaFloors) }
+
 // cudaTooOld reports whether o's host states a CUDA version older than the job's stack
 // needs on GPU c.
 func cudaTooOld(o *pricing.Offer, c *gpuCaps) bool {
@@ -77,13 +104,13 @@ func hostExclusions(in *RecommendInput, caps []*gpuCaps) []Exclusion {
 	return out
 }
 
-// GPUCounts counts matching offers per GPU model and host CUDA ceiling
-// (pricing.Host.MaxCUDA, 0 where the host states none): what a reader that judged
-// only some offers (a shape read) needs of the rest to count exclusions exactly
-// (RecountExclusionsByHost; store.CountByGPUCUDA).
+// GPUCounts counts matching offers per GPU model and host CUDA class
+// (CUDAClass(pricing.Host.MaxCUDA); 0 where the host states none), or ceiling: what a
+// reader that judged only some offers (a shape read) needs of the rest to count
+// exclusions exactly (RecountExclusionsByHost; store.CountByGPUCUDA).
 type GPUCounts map[string]map[float64]int
 
-// Add counts n offers of model on hosts of CUDA ceiling cuda.
+// Add counts n offers of model on hosts of CUDA class (or ceiling) cuda.
 func (c GPUCounts) Add(model string, cuda float64, n int) {
 	m := c[model]
 	if m == nil {
@@ -113,10 +140,10 @@ func (c GPUCounts) Clone() GPUCounts {
 	return out
 }
 
-// RecountExclusionsByHost is RecountExclusions from counts per host CUDA ceiling: an
-// old-cuda exclusion counts the model's offers whose host's CUDA is older than the
-// job's stack needs on it (cudaTooOld), as hostExclusions does over every offer; every
-// other exclusion counts all of the model's.
+// RecountExclusionsByHost is RecountExclusions from counts per host CUDA class (or
+// ceiling: a class judges as its ceilings do): an old-cuda exclusion counts the model's
+// offers whose host's CUDA is older than the job's stack needs on it (cudaTooOld), as
+// hostExclusions does over every offer; every other exclusion counts all of the model's.
 func RecountExclusionsByHost(rec *Recommendation, counts GPUCounts) {
 	RecountExclusions(rec, counts.Totals())
 	for i := range rec.Excluded {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/pickergpu/picker/pricing"
 	"github.com/pickergpu/picker/recommend"
@@ -51,34 +52,36 @@ func classifyFacts(ctx context.Context, tx *sql.Tx, provider string) error {
 		return err
 	}
 	// Only rows whose copy or count differs are written.
-	copied := `(SELECT price, region, zone, instance_type, vcpus, currency, source, last_seen, ` + factsHostCopied + `,
+	copied := `(SELECT price, region, zone, instance_type, vcpus, currency, source, last_seen, ` + hostColumns + `,
 			(SELECT count(*) FROM offers INDEXED BY offers_current_facts WHERE facts_id = facts.id AND price IS NOT NULL)
 		FROM (SELECT 1) LEFT JOIN offers ON offers.id = (
 			SELECT id FROM offers INDEXED BY offers_current_facts WHERE facts_id = facts.id AND price IS NOT NULL
 			ORDER BY price, region, zone, instance_type LIMIT 1))`
 	cols := "(c_price, c_region, c_zone, c_instance_type, c_vcpus, c_currency, c_source, c_last_seen, " + factsHostCopy + ", c_count)"
 	cheapest := "UPDATE facts SET " + cols + " = " + copied + " WHERE " + cols + " IS NOT " + copied
+	var cheapestArgs []any
 	if !all {
 		cheapest += " AND provider = ?"
+		cheapestArgs = []any{provider}
 	}
-	for _, q := range []string{
-		`INSERT INTO facts (class_id, max_cuda, provider, purchase, gpu_model, gpu_count, gpu_mem_gib, ram_gib)
-			SELECT DISTINCT s.class_id, o.host_max_cuda, s.provider, s.purchase, s.gpu_model, s.gpu_count, s.gpu_mem_gib, s.ram_gib
+	// A set is a class and a CUDA class of its offers' hosts (recommend.CUDAClass).
+	inClass, classArgs := cudaClassSQL("o.host_max_cuda")
+	ofOffer, offerArgs := cudaClassSQL("offers.host_max_cuda")
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO facts (class_id, max_cuda, provider, purchase, gpu_model, gpu_count, gpu_mem_gib, ram_gib)
+			SELECT DISTINCT s.class_id, ` + inClass + `, s.provider, s.purchase, s.gpu_model, s.gpu_count, s.gpu_mem_gib, s.ram_gib
 			FROM offers o INDEXED BY offers_facts_missing JOIN shapes s ON s.id = o.shape_id
 			WHERE o.price IS NOT NULL AND o.facts_id IS NULL
-			ON CONFLICT (class_id, max_cuda) DO NOTHING`,
-		`UPDATE offers SET facts_id = (SELECT f.id FROM shapes s JOIN facts f ON f.class_id = s.class_id
-			WHERE s.id = offers.shape_id AND f.max_cuda = offers.host_max_cuda)
-			WHERE price IS NOT NULL AND facts_id IS NULL`,
-		cheapest,
+			ON CONFLICT (class_id, max_cuda) DO NOTHING`, classArgs},
+		{`UPDATE offers SET facts_id = (SELECT f.id FROM shapes s JOIN facts f ON f.class_id = s.class_id
+			WHERE s.id = offers.shape_id AND f.max_cuda = ` + ofOffer + `)
+			WHERE price IS NOT NULL AND facts_id IS NULL`, offerArgs},
+		{cheapest, cheapestArgs},
 	} {
-		var err error
-		if q == cheapest && !all {
-			_, err = tx.ExecContext(ctx, q, provider)
-		} else {
-			_, err = tx.ExecContext(ctx, q)
-		}
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
 			return err
 		}
 	}
@@ -181,7 +184,7 @@ var (
 	byFacts = groupTable{"facts", "offers_current_facts", "facts_id", "price, region, zone, instance_type",
 		"s.c_instance_type, s.purchase, s.gpu_model, s.gpu_count, s.gpu_mem_gib, s.c_vcpus, s.ram_gib",
 		"(price, region, zone, instance_type) > (j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5)",
-		"s.c_host_reliability, s.max_cuda, s.c_host_driver, s.c_host_net_up_mbps, s.c_host_net_down_mbps, s.c_host_disk_gb, s.c_host_verification"}
+		"s." + strings.ReplaceAll(factsHostCopy, ", ", ", s.")}
 )
 
 // cheapestPerFactsSQL is the first read by set: every set passing the shape filters

@@ -13,7 +13,7 @@ import (
 
 // checkFacts asserts the fit-fact sets' invariants against the offers and shapes as
 // stored: every shape's class is its recommend.FactsKey, every current offer is in the
-// set of its shape's class and its host CUDA ceiling, every set's row holds a copy of its
+// set of its shape's class and its host's CUDA class, every set's row holds a copy of its
 // cheapest current offer in store order, its host facts included (read without the sets'
 // index), and the sets
 // are ready for readers.
@@ -37,16 +37,17 @@ func checkFacts(t *testing.T, s *Store, when string) {
 	}
 	rows.Close()
 	var misplaced, wrongCheapest int
+	class, args := cudaClassSQL("o.host_max_cuda")
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM offers o NOT INDEXED JOIN shapes s ON s.id = o.shape_id
 		LEFT JOIN facts f ON f.id = o.facts_id WHERE o.price IS NOT NULL AND (f.id IS NULL OR f.class_id IS NOT s.class_id
-		OR f.max_cuda != o.host_max_cuda OR f.provider != s.provider OR f.purchase != s.purchase OR f.gpu_model != s.gpu_model
-		OR f.gpu_count != s.gpu_count OR f.gpu_mem_gib != s.gpu_mem_gib)`).Scan(&misplaced); err != nil {
+		OR f.max_cuda != `+class+` OR f.provider != s.provider OR f.purchase != s.purchase OR f.gpu_model != s.gpu_model
+		OR f.gpu_count != s.gpu_count OR f.gpu_mem_gib != s.gpu_mem_gib)`, args...).Scan(&misplaced); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM facts f LEFT JOIN offers o ON o.id = (SELECT id FROM offers NOT INDEXED
 		WHERE facts_id = f.id AND price IS NOT NULL ORDER BY price, region, zone, instance_type LIMIT 1)
 		WHERE (f.c_price, f.c_region, f.c_zone, f.c_instance_type, f.c_vcpus, f.c_currency, f.c_source, f.c_last_seen, f.ram_gib, `+factsHostCopy+`, f.c_count)
-			IS NOT (o.price, o.region, o.zone, o.instance_type, o.vcpus, o.currency, o.source, o.last_seen, coalesce(o.ram_gib, f.ram_gib), `+"o."+strings.ReplaceAll(factsHostCopied, ", ", ", o.")+`,
+			IS NOT (o.price, o.region, o.zone, o.instance_type, o.vcpus, o.currency, o.source, o.last_seen, coalesce(o.ram_gib, f.ram_gib), `+hostCols("o")+`,
 				(SELECT count(*) FROM offers NOT INDEXED WHERE facts_id = f.id AND price IS NOT NULL))`).Scan(&wrongCheapest); err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +79,12 @@ func TestFactsFollowOffers(t *testing.T) {
 	}
 	a, b, c := host("us", "1x_RTX4090_m1", 0.4, 12.2), host("eu", "1x_RTX4090_m2", 0.3, 12.2), host("us", "1x_RTX4090_m3", 0.35, 12.8)
 	pcie := host("us", "1x_RTX4090_PCIE_m4", 0.2, 12.2)
-	write(1, a, b, c, pcie)
+	d := host("eu", "1x_RTX4090_m5", 0.45, 12.4) // another ceiling of a's CUDA class
+	write(1, a, b, c, pcie, d)
 	checkFacts(t, s, "first write")
 	var sets int
 	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM facts").Scan(&sets); err != nil || sets != 3 {
-		t.Errorf("4 hosts (two alike, one with another CUDA ceiling, one PCIe) in %d sets (%v), want 3", sets, err)
+		t.Errorf("5 hosts (three alike, two of them by CUDA class, one of another class, one PCIe) in %d sets (%v), want 3", sets, err)
 	}
 	b.PriceUSDHr = 0.5    // a's the cheapest of their set now
 	c.Host.MaxCUDA = 12.2 // c joins a and b

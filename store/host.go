@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pickergpu/picker/pricing"
+	"github.com/pickergpu/picker/recommend"
 )
 
 // Host facts (0006_host_facts.sql): pricing.Host as plain columns of the offer's row,
@@ -19,12 +20,21 @@ func hostCols(t string) string {
 }
 
 // factsHostCopy are a fit-fact set's copy of its cheapest offer's host facts
-// (0010_facts_host_copy.sql), factsHostCopied the offer columns they copy, in order: all
-// of hostColumns but the CUDA ceiling, which is the set's own max_cuda.
-const (
-	factsHostCopy   = "c_host_reliability, c_host_driver, c_host_net_up_mbps, c_host_net_down_mbps, c_host_disk_gb, c_host_verification"
-	factsHostCopied = "host_reliability, host_driver, host_net_up_mbps, host_net_down_mbps, host_disk_gb, host_verification"
-)
+// (0010_facts_host_copy.sql), in hostColumns' order.
+const factsHostCopy = "c_host_reliability, c_host_max_cuda, c_host_driver, c_host_net_up_mbps, c_host_net_down_mbps, c_host_disk_gb, c_host_verification"
+
+// cudaClassSQL is recommend.CUDAClass of the column col in SQL, its floors bound as
+// arguments (exactly the float64s Go compares with).
+func cudaClassSQL(col string) (string, []any) {
+	floors := recommend.CUDAFloors()
+	expr := "CASE WHEN NOT (" + col + " > 0) THEN 0"
+	var args []any
+	for _, f := range floors[:len(floors)-1] {
+		expr += " WHEN " + col + " >= ? THEN ?"
+		args = append(args, f, f)
+	}
+	return expr + " ELSE ? END", append(args, floors[len(floors)-1])
+}
 
 // noHost is hostColumns' values for an offer that states no host fact.
 const noHost = "0, 0, '', 0, 0, 0, ''"

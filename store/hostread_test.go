@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/pickergpu/picker/pricing"
@@ -50,8 +50,8 @@ func hostMarket(r *rand.Rand, n int) (market, cloud []pricing.Offer) {
 
 // TestShapeReadCarriesHosts: with hosts stating facts, ReadShapes returns every offer
 // with its host facts exactly as Offers does (asked everything, it is Offers' answer),
-// groups only offers of one CUDA ceiling, and CountByGPUCUDA counts as Offers' offers
-// do, per GPU model and CUDA ceiling, with and without --min-reliability: from the
+// groups only offers of one CUDA class, and CountByGPUCUDA counts as Offers' offers
+// do, per GPU model and CUDA class, with and without --min-reliability: from the
 // offers image, the fit-fact sets (table and facts image), and by shape when the sets
 // are another picker's.
 func TestShapeReadCarriesHosts(t *testing.T) {
@@ -97,7 +97,7 @@ func TestShapeReadCarriesHosts(t *testing.T) {
 				if wantCounts[o.GPUModel] == nil {
 					models = append(models, o.GPUModel)
 				}
-				wantCounts.Add(o.GPUModel, o.Host.MaxCUDA, 1)
+				wantCounts.Add(o.GPUModel, recommend.CUDAClass(o.Host.MaxCUDA), 1)
 			}
 			if stated == 0 || stated == len(want) {
 				t.Fatalf("%s %+v: %d of %d offers state host facts; want some and not all", mode, q, stated, len(want))
@@ -105,8 +105,8 @@ func TestShapeReadCarriesHosts(t *testing.T) {
 			all, err := s.ReadShapes(ctx, q, func(cheapest []pricing.Offer, more [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) {
 				for i, m := range more {
 					for _, o := range m {
-						if o.Host.MaxCUDA != cheapest[i].Host.MaxCUDA {
-							t.Errorf("%s %+v: %s (CUDA %g) read with %s (CUDA %g): one group, two CUDA ceilings",
+						if recommend.CUDAClass(o.Host.MaxCUDA) != recommend.CUDAClass(cheapest[i].Host.MaxCUDA) {
+							t.Errorf("%s %+v: %s (CUDA %g) read with %s (CUDA %g): one group, two CUDA classes",
 								mode, q, o.Key(), o.Host.MaxCUDA, cheapest[i].Key(), cheapest[i].Host.MaxCUDA)
 						}
 					}
@@ -152,25 +152,17 @@ func TestShapeReadCarriesHosts(t *testing.T) {
 	}
 }
 
-// TestFactsHostCopyMigration: 0010 fills the host copy of the sets a store already
-// had, as the writes keep it.
-func TestFactsHostCopyMigration(t *testing.T) {
-	ctx := context.Background()
+// TestCUDAClassSQL: the sets' SQL class of a CUDA ceiling is recommend.CUDAClass's.
+func TestCUDAClassSQL(t *testing.T) {
 	s := openTest(t)
-	market, _ := hostMarket(rand.New(rand.NewPCG(3, 4)), 200)
-	if _, err := s.WriteSnapshot(ctx, "vast", WriteInput{Offers: observed(at(1), market...), Finished: at(1)}); err != nil {
-		t.Fatal(err)
+	class, args := cudaClassSQL("v")
+	for _, v := range []float64{-1, 0, 0.5, 1, 9.2, 11.8, 11.999999, 12, 12.000001, 12.4, 12.799999, 12.8, 12.9, 13, 99} {
+		var got float64
+		if err := s.db.QueryRow("SELECT "+class+" FROM (SELECT ? AS v)", append(slices.Clone(args), v)...).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want := recommend.CUDAClass(v); got != want {
+			t.Errorf("CUDA %g: class %g in SQL, %g in Go", v, got, want)
+		}
 	}
-	if _, err := s.db.ExecContext(ctx, "UPDATE facts SET ("+factsHostCopy+") = (NULL, NULL, NULL, NULL, NULL, NULL)"); err != nil {
-		t.Fatal(err)
-	}
-	b, err := migrationFS.ReadFile("migrations/0010_facts_host_copy.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fill := string(b)[strings.Index(string(b), "UPDATE facts"):]
-	if _, err := s.db.ExecContext(ctx, fill); err != nil {
-		t.Fatal(err)
-	}
-	checkFacts(t, s, "migrated")
 }

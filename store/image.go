@@ -73,7 +73,7 @@ func writeImage(ctx context.Context, tx *sql.Tx, version int64) error {
 
 // encodeImage writes offers (facts as stored; in store order) as: the format byte; a
 // string table (uvarint count, then uvarint length and bytes each); the shapes (count,
-// then per shape and host CUDA ceiling among its offers the shape's id, string-table indexes of provider, instance type, purchase and
+// then per shape and host CUDA class among its offers the shape's id, string-table indexes of provider, instance type, purchase and
 // GPU model, and float64s GPU count, GPU memory, vCPUs, RAM, little endian); the
 // distinct host facts (count, then per pricing.Host float64s reliability, max CUDA,
 // network up, network down, disk, and string-table indexes of driver and verification);
@@ -94,9 +94,9 @@ func encodeImage(offers []shapeOffer) []byte {
 		}
 		return i
 	}
-	// A shape's offers whose hosts state other CUDA ceilings are judged apart (one may
-	// be excluded for it, recommend/host.go), so they are apart in the image's shapes:
-	// its reads group offers by them, as the tables' read groups by fit-fact set.
+	// A shape's offers whose hosts' CUDA ceilings are of other classes are judged apart
+	// (one may be excluded for it, recommend.CUDAClass), so they are apart in the image's
+	// shapes: its reads group offers by them, as the tables' read groups by fit-fact set.
 	type group struct {
 		shape int64
 		cuda  float64
@@ -106,10 +106,11 @@ func encodeImage(offers []shapeOffer) []byte {
 	var shapes, hosts, body []byte
 	for _, so := range offers {
 		o := &so.Offer
-		pos, ok := shapePos[group{so.shape, o.Host.MaxCUDA}]
+		gk := group{so.shape, recommend.CUDAClass(o.Host.MaxCUDA)}
+		pos, ok := shapePos[gk]
 		if !ok {
 			pos = uint64(len(shapePos))
-			shapePos[group{so.shape, o.Host.MaxCUDA}] = pos
+			shapePos[gk] = pos
 			shapes = binary.AppendUvarint(shapes, uint64(so.shape))
 			for _, s := range []string{o.Provider, o.InstanceType, string(o.Purchase), o.GPUModel} {
 				shapes = binary.AppendUvarint(shapes, ref(s))
@@ -163,7 +164,7 @@ type imageData struct {
 	n      int
 }
 
-// imageShape is a shape of the image (a shape's offers of one host CUDA ceiling): its
+// imageShape is a shape of the image (a shape's offers of one host CUDA class): its
 // id, string-table indexes (provider, instance type, purchase, GPU model) and facts as
 // stored (GPU count, GPU memory, vCPUs, RAM).
 type imageShape struct {
@@ -530,7 +531,7 @@ func countByGPUImage(d *imageData, q Query, models []string) (recommend.GPUCount
 	out := recommend.GPUCounts{}
 	d.each(func(r *imageRow) {
 		if m := d.table[d.shapes[r.shape].gpu]; slices.Contains(models, m) && match(r) {
-			out.Add(m, d.hosts[r.host].MaxCUDA, 1)
+			out.Add(m, recommend.CUDAClass(d.hosts[r.host].MaxCUDA), 1)
 		}
 	})
 	return out, nil

@@ -424,10 +424,10 @@ func (s *Store) CountByGPU(ctx context.Context, q Query, models []string) (map[s
 	return c.Totals(), err
 }
 
-// CountByGPUCUDA is CountByGPU per host CUDA ceiling (pricing.Host.MaxCUDA, 0 where the
-// host states none): recommend's old-cuda exclusion counts the offers of hosts too old
-// for the job (recommend.RecountExclusionsByHost). A model with no matching offer is
-// absent.
+// CountByGPUCUDA is CountByGPU per host CUDA class (recommend.CUDAClass of
+// pricing.Host.MaxCUDA, 0 where the host states none): recommend's old-cuda exclusion
+// counts the offers of hosts too old for the job (recommend.RecountExclusionsByHost). A
+// model with no matching offer is absent.
 func (s *Store) CountByGPUCUDA(ctx context.Context, q Query, models []string) (recommend.GPUCounts, error) {
 	sw, sa, ow, oa, err := shapeFilters(q)
 	if err != nil {
@@ -460,8 +460,8 @@ func (s *Store) CountByGPUCUDA(ctx context.Context, q Query, models []string) (r
 }
 
 // countByGPU is CountByGPUCUDA over the tables, with q's filters split (shapeFilters):
-// by fit-fact set (each has one CUDA ceiling) when the sets are ready, else by shape and
-// the CUDA ceilings of its offers.
+// by fit-fact set (each is of one CUDA class) when the sets are ready, else by shape and
+// the CUDA classes of its offers.
 func (s *Store) countByGPU(ctx context.Context, q Query, models []string, sw []string, sa []any, ow []string, oa []any) (recommend.GPUCounts, error) {
 	out := recommend.GPUCounts{}
 	ph := strings.TrimSuffix(strings.Repeat("?, ", len(models)), ", ")
@@ -474,6 +474,7 @@ func (s *Store) countByGPU(ctx context.Context, q Query, models []string, sw []s
 		return nil, s.dbError("count offers", err)
 	}
 	var query string
+	args := append(oa, sa...)
 	if ready {
 		count := `(SELECT count(*) FROM offers INDEXED BY offers_current_facts WHERE facts_id = s.id AND price IS NOT NULL` + and(ow) + `)`
 		if len(ow) == 0 {
@@ -481,11 +482,13 @@ func (s *Store) countByGPU(ctx context.Context, q Query, models []string, sw []s
 		}
 		query = `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, s.max_cuda, ` + count + ` FROM facts s WHERE ` + strings.Join(sw, " AND ")
 	} else {
-		query = `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, o.host_max_cuda, count(*) FROM shapes s
+		class, ca := cudaClassSQL("o.host_max_cuda")
+		query = `SELECT s.gpu_model, s.gpu_count, s.gpu_mem_gib, ` + class + `, count(*) FROM shapes s
 			JOIN offers o INDEXED BY offers_current_shape ON o.shape_id = s.id AND o.price IS NOT NULL` + and(ow) + `
-			WHERE ` + strings.Join(sw, " AND ") + ` GROUP BY s.id, o.host_max_cuda`
+			WHERE ` + strings.Join(sw, " AND ") + ` GROUP BY 1, 2, 3, 4`
+		args = slices.Concat(ca, oa, sa)
 	}
-	rows, err := s.db.QueryContext(ctx, query, append(oa, sa...)...)
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, s.dbError("count offers", err)
 	}
