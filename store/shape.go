@@ -104,11 +104,7 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 	// The further reads, one statement per round for every shape plan asks more of
 	// (issue 17: 80 one-shape statements cost 4.4 ms of a 3k-offer recommend, this one
 	// ~1 ms). A round reads each asked shape's offers after the last one read.
-	return planRounds(reps, plan, func(asked []int, limits []int, after []pricing.Offer, bounds []float64) ([][]pricing.Offer, error) {
-		asks := make([]shapeAsk, len(asked))
-		for k, i := range asked {
-			asks[k] = shapeAsk{shape: cheap[i].shape, limit: limits[k], maxPrice: bounds[k], after: after[k]}
-		}
+	fromSQL := func(asks []shapeAsk) ([][]pricing.Offer, error) {
 		var key strings.Builder
 		key.WriteString(g.table + "+|" + qk)
 		for _, a := range asks {
@@ -135,6 +131,31 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 			slices.SortFunc(m, storeOrder)
 		}
 		return out, nil
+	}
+	return planRounds(reps, plan, func(asked []int, limits []int, after []pricing.Offer, bounds []float64) ([][]pricing.Offer, error) {
+		asks := make([]shapeAsk, len(asked))
+		for k, i := range asked {
+			asks[k] = shapeAsk{shape: cheap[i].shape, limit: limits[k], maxPrice: bounds[k], after: after[k]}
+		}
+		if s.cache == nil {
+			return fromSQL(asks)
+		}
+		// The daemon: cut from each group's offers in memory (setoffers.go).
+		out, rest, err := s.furtherFromMemory(ctx, conn, q, qk, version, g, asks)
+		if err != nil || len(rest) == 0 {
+			return out, err
+		}
+		sub := make([]shapeAsk, len(rest))
+		for j, k := range rest {
+			sub[j] = asks[k]
+		}
+		got, err := fromSQL(sub)
+		for j, k := range rest {
+			if err == nil {
+				out[k] = got[j]
+			}
+		}
+		return out, err
 	})
 }
 
