@@ -132,6 +132,7 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	// Most API requests repeat a few offer queries (recommend reads every current
 	// offer matching its filters); serve them from memory until the next refresh.
 	st.CacheOffers(offerCacheSize)
+	st.KeepConns(a.cfg.Daemon.MaxConcurrent) // a connection per request in progress, its statements prepared
 	a.recMemo = newRecommendMemo(recommendMemoSize)
 	a.tuneGC(a.log) // daemongc.go
 	ln, err := a.listen(listen, from)
