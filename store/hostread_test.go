@@ -111,11 +111,7 @@ func TestShapeReadCarriesHosts(t *testing.T) {
 						}
 					}
 				}
-				needs := make([]ShapeNeed, len(cheapest))
-				for i := range needs {
-					needs[i] = ShapeNeed{Limit: len(want) + 1}
-				}
-				return needs, nil
+				return needEvery(len(cheapest), len(want)), nil
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -175,11 +175,7 @@ func TestReadShapesAll(t *testing.T) {
 			var shapes int
 			all, err := s.ReadShapes(ctx, q, func(cheapest []pricing.Offer, _ [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) {
 				shapes = len(cheapest)
-				needs := make([]ShapeNeed, len(cheapest))
-				for i := range needs {
-					needs[i] = ShapeNeed{Limit: len(want) + 1}
-				}
-				return needs, nil
+				return needEvery(len(cheapest), len(want)), nil
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -207,4 +203,14 @@ func TestReadShapesAll(t *testing.T) {
 			}
 		}
 	}
+}
+
+// needEvery asks each of n shapes for more offers than the want the query matches: a
+// planner reading everything.
+func needEvery(n, want int) []ShapeNeed {
+	needs := make([]ShapeNeed, n)
+	for i := range needs {
+		needs[i] = ShapeNeed{Limit: want + 1}
+	}
+	return needs
 }
