@@ -136,14 +136,10 @@ func (e *evaluator) extras(cd *cand, o *pricing.Offer, total float64) (disk, egr
 	v := e.variant(cd.vk)
 	nodes := float64(max(cd.vk.nodes, 1))
 	disk = e.in.storageOf(o).monthlyUSD(e.diskGiB(v)) * nodes * total / pricing.HoursPerMonth
-	egress = e.uploadGB(v) * e.in.egressOf(o.Provider)
+	egress = e.uploadGB(v) * e.in.factsOf(cd.i).egress
 	return disk, egress
 }
 
-// egressOf is the provider's internet egress price per GB.
-func (in *RecommendInput) egressOf(provider string) float64 {
-	return in.providerOf(provider).egress
-}
 
 // bill itemises cd's EstCostUSD on offer o.
 func (e *evaluator) billOf(cd *cand, o *pricing.Offer) *Bill {

@@ -32,7 +32,7 @@ type classKey struct {
 // to the first it can launch (not sold out, within the account's quota on one
 // instance) can be its best. It fills in's offer facts as it goes (the billing rule and
 // the GPU link are part of the class).
-func ladderOffers(in *RecommendInput, caps []*gpuCaps) (offers []pricing.Offer, sub []*gpuCaps, lean []pricing.Offer, leanCaps []*gpuCaps) {
+func ladderOffers(in *RecommendInput, caps []*gpuCaps) (full, lean ladderSet) {
 	nodes := in.Job.Nodes > 1 || in.Job.NodesAuto
 	// Most classes index a dense table (GPU model, whole GPU count up to 16, link, one of
 	// a few billing rules); slices, unknown GPUs, larger counts, other billing rules and
@@ -108,18 +108,23 @@ func ladderOffers(in *RecommendInput, caps []*gpuCaps) (offers []pricing.Offer, 
 			}
 		}
 	}
-	pick := func(idx []int) ([]pricing.Offer, []*gpuCaps) {
+	pick := func(idx []int) ladderSet {
 		slices.Sort(idx) // the input's order, whatever the maps'
-		offers := make([]pricing.Offer, len(idx))
-		sub := make([]*gpuCaps, len(idx))
+		s := ladderSet{make([]pricing.Offer, len(idx)), make([]*gpuCaps, len(idx)), make([]offerFacts, len(idx))}
 		for j, i := range idx {
-			offers[j], sub[j] = in.Offers[i], caps[i]
+			s.offers[j], s.caps[j], s.facts[j] = in.Offers[i], caps[i], *in.factsOf(i)
 		}
-		return offers, sub
+		return s
 	}
-	offers, sub = pick(idx)
-	lean, leanCaps = pick(leanIdx)
-	return offers, sub, lean, leanCaps
+	return pick(idx), pick(leanIdx)
+}
+
+// ladderSet is offers with their caps and facts (ladderOffers): the facts computed
+// while classifying them travel along.
+type ladderSet struct {
+	offers []pricing.Offer
+	caps   []*gpuCaps
+	facts  []offerFacts
 }
 
 func boolInt(b bool) int {

@@ -91,8 +91,9 @@ type evaluator struct {
 	// check builds kernel names, and every offer of a model asks it the same.
 	codes  []string
 	codeAt []bool
-	tp     bool // tensor-parallel inference: GPU counts must divide the attention heads
-	fp8    bool // the job needs fp8 tensor cores (fp8.go)
+	slab   []timingVal // newTiming's
+	tp     bool        // tensor-parallel inference: GPU counts must divide the attention heads
+	fp8    bool        // the job needs fp8 tensor cores (fp8.go)
 	// multi-node (nodes.go): explicit node count, or auto; multiCache holds their variants.
 	nodes        int
 	autoNodes    bool
@@ -152,6 +153,21 @@ func newEvaluator(in *RecommendInput, job fit.Job, caps []*gpuCaps) *evaluator {
 	e.tp = !job.IsTraining() && !in.Model.IsImageModel() && (job.Shard == "" || job.Shard == "tp") && job.Split != fit.SplitLayer
 	return e
 }
+
+// newTiming is a zero timingVal from the evaluator's slab: a ladder judges each of its
+// variants' GPU models and links once, several hundred an answer, and one allocation
+// each cost more than the timing itself. A full slab is replaced, never grown, so the
+// pointers handed out stay put.
+func (e *evaluator) newTiming() *timingVal {
+	if len(e.slab) == cap(e.slab) {
+		e.slab = make([]timingVal, 0, timingSlab)
+	}
+	e.slab = e.slab[:len(e.slab)+1]
+	return &e.slab[len(e.slab)-1]
+}
+
+// timingSlab is how many timings newTiming allocates at once.
+const timingSlab = 16
 
 // stackCode is e.needs.code(c), computed once per GPU model and evaluator.
 func (e *evaluator) stackCode(c *gpuCaps) string {
@@ -294,7 +310,7 @@ func (e *evaluator) timeJob(cd *cand, v *variant, o *pricing.Offer, c *gpuCaps) 
 			v.times = make([]*timingVal, 2*e.in.nCaps)
 		}
 		if v.times[slot] == nil {
-			v.times[slot] = new(timingVal)
+			v.times[slot] = e.newTiming()
 		}
 		tv = v.times[slot]
 	} else {

@@ -172,11 +172,12 @@ func newLadderRun(in *RecommendInput, caps []*gpuCaps, baseEv *evaluator, baseFi
 	lr.caps = caps
 	lr.cheaperOnly(&sub)
 	lean := sub
-	sub.Offers, lr.caps, lean.Offers, lr.leanCaps = ladderOffers(&sub, lr.caps) // classes.go
+	full, lset := ladderOffers(&sub, lr.caps) // classes.go
 	if !ladderLean {
-		lean.Offers, lr.leanCaps = sub.Offers, lr.caps
+		lset = full
 	}
-	sub.facts, lean.facts = make([]offerFacts, len(sub.Offers)), make([]offerFacts, len(lean.Offers))
+	sub.Offers, lr.caps, sub.facts = full.offers, full.caps, full.facts
+	lean.Offers, lr.leanCaps, lean.facts = lset.offers, lset.caps, slices.Clone(lset.facts)
 	lr.in, lr.lean = &sub, &lean
 	return lr
 }

@@ -108,6 +108,7 @@ type RecommendInput struct {
 
 // offerFacts is what the time model reads from an offer's provider and instance type.
 type offerFacts struct {
+	egress   float64 // the provider's internet egress, USD per GB
 	inc, min float32 // billing increment and minimum, seconds
 	pcie     bool    // the instance's GPUs talk over PCIe although the model has NVLink
 	set      bool
@@ -541,8 +542,8 @@ func (in *RecommendInput) factsOf(i int) *offerFacts {
 	}
 	if !f.set {
 		o := &in.Offers[i]
-		b := in.billing(o.Provider)
-		*f = offerFacts{inc: float32(b.Increment), min: float32(b.Minimum), pcie: jobtime.InstanceGPULink(o.Provider, o.InstanceType) == 0, set: true}
+		p := in.providerOf(o.Provider)
+		*f = offerFacts{inc: float32(p.b.Increment), min: float32(p.b.Minimum), egress: p.egress, pcie: jobtime.InstanceGPULink(o.Provider, o.InstanceType) == 0, set: true}
 	}
 	return f
 }

@@ -337,7 +337,7 @@ func (ev *evaluator) floorTerms(cd *cand) (perPrice, add float64) {
 	o := &ev.in.Offers[cd.i]
 	nodes := float64(max(cd.vk.nodes, 1))
 	perPrice = ev.in.billing(o.Provider).BilledHours(ev.setup+cd.hours) * nodes
-	add = ev.uploadGB(ev.variant(cd.vk)) * ev.in.egressOf(o.Provider)
+	add = ev.uploadGB(ev.variant(cd.vk)) * ev.in.factsOf(cd.i).egress
 	return perPrice, add
 }
 

@@ -211,23 +211,42 @@ func planRounds(reps []pricing.Offer, plan ShapePlanner, read func(asked, limits
 	if n == len(reps) {
 		return reps, nil
 	}
-	// Sorted by pointer: an Offer is a few hundred bytes, and a marketplace read sorts
-	// a few thousand of them.
-	ptrs := make([]*pricing.Offer, 0, n)
-	for i := range reps {
-		ptrs = append(ptrs, &reps[i])
-	}
+	// Sorted by pointer: an Offer is a few hundred bytes. The cheapest offers come in
+	// store order (the first read's): only the few hundred further ones are sorted, then
+	// merged with them, not a marketplace's few thousand sorted again.
+	further := make([]*pricing.Offer, 0, n-len(reps))
 	for _, m := range more {
 		for i := range m {
-			ptrs = append(ptrs, &m[i])
+			further = append(further, &m[i])
 		}
 	}
-	slices.SortFunc(ptrs, offerOrder)
-	out := make([]pricing.Offer, n)
-	for i, p := range ptrs {
-		out[i] = *p
+	slices.SortFunc(further, offerOrder)
+	out := make([]pricing.Offer, 0, n)
+	sorted := true // every reader's are; checked, not assumed
+	for k := 1; k < len(reps) && sorted; k++ {
+		sorted = offerOrder(&reps[k-1], &reps[k]) <= 0
 	}
-	return out, nil
+	if !sorted {
+		ptrs := make([]*pricing.Offer, 0, n)
+		for i := range reps {
+			ptrs = append(ptrs, &reps[i])
+		}
+		ptrs = append(ptrs, further...)
+		slices.SortFunc(ptrs, offerOrder)
+		for _, p := range ptrs {
+			out = append(out, *p)
+		}
+		return out, nil
+	}
+	i := 0
+	for _, p := range further {
+		for i < len(reps) && offerOrder(&reps[i], p) < 0 {
+			out = append(out, reps[i])
+			i++
+		}
+		out = append(out, *p)
+	}
+	return append(out, reps[i:]...), nil
 }
 
 // storeOrder is the ORDER BY of a SortPrice query (offerOrder).

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -213,4 +215,35 @@ func needEvery(n, want int) []ShapeNeed {
 		needs[i] = ShapeNeed{Limit: want + 1}
 	}
 	return needs
+}
+
+// planRounds merges the further offers into the cheapest ones in store order, whether or
+// not the cheapest come sorted: the result is every offer read, sorted, once each.
+func TestPlanRoundsMergesInStoreOrder(t *testing.T) {
+	offers := syntheticOffers("aws", 60, at(0))
+	for i := range offers {
+		offers[i].InstanceType = fmt.Sprintf("t%02d", i)
+		offers[i].PriceUSDHr = float64(i%7) + 0.5 // ties: the key orders them
+	}
+	want := slices.Clone(offers)
+	slices.SortFunc(want, storeOrder)
+	for _, sortedReps := range []bool{true, false} {
+		reps, rest := slices.Clone(want[:20]), slices.Clone(want[20:])
+		if !sortedReps {
+			slices.Reverse(reps)
+		}
+		got, err := planRounds(reps, func(cheapest []pricing.Offer, more [][]pricing.Offer, _ []bool) ([]ShapeNeed, error) {
+			needs := make([]ShapeNeed, len(cheapest))
+			needs[3] = ShapeNeed{Limit: 1 + len(rest)} // one shape holds every further offer
+			return needs, nil
+		}, func(asked, limits []int, _ []pricing.Offer, _ []float64) ([][]pricing.Offer, error) {
+			return [][]pricing.Offer{rest}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("sorted cheapest %v: planRounds gave %d offers out of store order (want %d)", sortedReps, len(got), len(want))
+		}
+	}
 }
