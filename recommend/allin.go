@@ -140,7 +140,6 @@ func (e *evaluator) extras(cd *cand, o *pricing.Offer, total float64) (disk, egr
 	return disk, egress
 }
 
-
 // bill itemises cd's EstCostUSD on offer o.
 func (e *evaluator) billOf(cd *cand, o *pricing.Offer) *Bill {
 	v := e.variant(cd.vk)
