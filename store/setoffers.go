@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/pickergpu/picker/pricing"
 )
@@ -15,35 +16,28 @@ import (
 // marketplace three or four statements a request, about a fifth of the daemon's CPU
 // per answer, and never the same ask twice, so the cache of whole asks missed. The
 // groups asked are the same few hundred from one request to the next, so with the
-// cache on (CacheOffers) a group's current offers passing the query's offer filters are
-// read once per data version, in store order, and each ask is cut from them: the same
-// offers the statement returns (TestFurtherReadsFromMemory compares them). A group
-// past groupMemoryMax offers is asked of SQLite as before: one full listing must not
-// flush the cache.
+// cache on (CacheOffers) a group's current offers are read once per data version, in
+// store order, whatever the query, and each ask is cut from them with the query's offer
+// filters applied as SQLite applies them (offerFilter): the same offers the statement
+// returns (TestFurtherReadsFromMemory compares them). A group past groupMemoryMax
+// offers is asked of SQLite as before: one full listing must not flush the cache.
 
 // groupMemoryMax bounds the offers of one group kept in memory for the further reads.
 var groupMemoryMax = 4096 // a variable for the tests
 
-// groupAllSQL reads every current offer of one group (its id the first argument)
-// passing q's offer filters, in store order, at most groupMemoryMax+1 of them.
-func groupAllSQL(q Query, g groupTable) (string, []any, error) {
-	_, _, ow, oa, err := shapeFilters(q)
-	if err != nil {
-		return "", nil, err
-	}
+// groupAllSQL reads every current offer of one group (its id the argument), in store
+// order, at most groupMemoryMax+1 of them.
+func groupAllSQL(g groupTable) string {
 	return "SELECT o." + g.column + ", " + shapeOfferCols("o") + " FROM offers o INDEXED BY " + g.index + `
-		WHERE o.` + g.column + ` = ? AND o.price IS NOT NULL` + and(ow) + `
-		ORDER BY ` + g.order + " LIMIT " + strconv.Itoa(groupMemoryMax+1), oa, nil
+		WHERE o.` + g.column + ` = ? AND o.price IS NOT NULL
+		ORDER BY ` + g.order + " LIMIT " + strconv.Itoa(groupMemoryMax+1)
 }
 
-// groupAll is group id's current offers passing q (groupAllSQL), in store order; nil
-// with more than groupMemoryMax.
-func (s *Store) groupAll(ctx context.Context, db queryer, q Query, g groupTable, id int64) ([]shapeOffer, error) {
-	query, oa, err := groupAllSQL(q, g)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.scanShapeOffers(ctx, db, q, query, append([]any{id}, oa...))
+// groupAll is group id's current offers (groupAllSQL), in store order; nil with more
+// than groupMemoryMax. Every offer of a group the first read returned passes the
+// query's shape filters (they are the group's facts), so none is read with them.
+func (s *Store) groupAll(ctx context.Context, db queryer, g groupTable, id int64) ([]shapeOffer, error) {
+	out, err := s.scanShapeOffers(ctx, db, Query{}, groupAllSQL(g), []any{id})
 	if err != nil || len(out) > groupMemoryMax {
 		return nil, err
 	}
@@ -51,40 +45,85 @@ func (s *Store) groupAll(ctx context.Context, db queryer, q Query, g groupTable,
 	return slices.Clip(out), nil
 }
 
-// cutAsk is ask a's answer from its group's offers all (in store order): those after
-// a.after priced at most a.maxPrice, at most a.limit of them, as the further read's
-// statement selects them.
-func cutAsk(all []shapeOffer, a shapeAsk) []pricing.Offer {
+// offerFilter is q's offer filters (shapeFilters' offer conditions) as a predicate that
+// decides as SQLite does: the region compared under NOCASE (ASCII letters only) with
+// each value trimmed, the price at most MaxPriceUSDHr, a host reliability of 0 (unstated)
+// or at least MinReliability.
+func offerFilter(q Query) func(o *pricing.Offer) bool {
+	regions := make([]string, len(q.Regions))
+	for i, r := range q.Regions {
+		regions[i] = strings.TrimSpace(r)
+	}
+	return func(o *pricing.Offer) bool {
+		if len(regions) > 0 && !slices.ContainsFunc(regions, func(r string) bool { return nocaseEqual(o.Region, r) }) {
+			return false
+		}
+		if q.MaxPriceUSDHr > 0 && !(o.PriceUSDHr <= q.MaxPriceUSDHr) {
+			return false
+		}
+		return q.MinReliability <= 0 || o.Host.Reliability == 0 || o.Host.Reliability >= q.MinReliability
+	}
+}
+
+// nocaseEqual is SQLite's NOCASE collation's equality: ASCII letters fold, nothing else
+// (sqlite.org/datatype3.html, "Collating Sequences").
+func nocaseEqual(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// cutAsk is ask a's answer from its group's offers all (in store order): those passing
+// match after a.after priced at most a.maxPrice, at most a.limit of them, as the further
+// read's statement selects them.
+func cutAsk(all []shapeOffer, a shapeAsk, match func(*pricing.Offer) bool) []pricing.Offer {
 	k := sort.Search(len(all), func(i int) bool { return offerOrder(&all[i].Offer, &a.after) > 0 })
 	var out []pricing.Offer
-	for _, so := range all[k:] {
-		if len(out) == a.limit || so.PriceUSDHr > a.maxPrice {
+	for i := k; i < len(all) && len(out) < a.limit; i++ {
+		o := &all[i].Offer
+		if o.PriceUSDHr > a.maxPrice {
 			break // in store order the price only rises
 		}
-		out = append(out, so.Offer)
+		if match(o) {
+			out = append(out, *o)
+		}
 	}
 	return out
 }
 
 // furtherFromMemory answers the asks from each group's offers in memory (groupAll,
-// cached at version under the query key qk); the asks it cannot (a group past
-// groupMemoryMax) are left nil and listed in rest.
-func (s *Store) furtherFromMemory(ctx context.Context, db queryer, q Query, qk string, version int64, g groupTable, asks []shapeAsk) (out [][]pricing.Offer, rest []int, err error) {
+// cached at version); the asks it cannot (a group past groupMemoryMax) are left nil and
+// listed in rest.
+func (s *Store) furtherFromMemory(ctx context.Context, db queryer, q Query, version int64, g groupTable, asks []shapeAsk) (out [][]pricing.Offer, rest []int, err error) {
+	match := offerFilter(q)
 	out = make([][]pricing.Offer, len(asks))
 	for k, a := range asks {
-		all, err := cached(s, version, "all|"+g.table+"|"+qk+"|"+strconv.FormatInt(a.shape, 10), func() ([]shapeOffer, error) {
-			return s.groupAll(ctx, db, q, g, a.shape)
+		all, err := cached(s, version, "all|"+g.table+"|"+strconv.FormatInt(a.shape, 10), func() ([]shapeOffer, error) {
+			return s.groupAll(ctx, db, g, a.shape)
 		})
 		if err != nil {
 			return nil, nil, err
 		}
-		// A group asked has a matching offer (its cheapest, read first): none means
-		// more than groupMemoryMax, remembered as such.
+		// A group asked has an offer (its cheapest, read first): none means more than
+		// groupMemoryMax, remembered as such.
 		if len(all) == 0 {
 			rest = append(rest, k)
 			continue
 		}
-		out[k] = cutAsk(all, a)
+		out[k] = cutAsk(all, a, match)
 	}
 	return out, rest, nil
 }

@@ -12,7 +12,7 @@ import (
 // The daemon's further reads cut from each group's offers in memory (setoffers.go) give
 // exactly the offers SQLite's further reads do, round after round, for random asks
 // (limits, price bounds, some groups asked again after the offers read), with and
-// without offer filters, by fit-fact set and by shape, with groups small enough to keep
+// without offer filters (regions under NOCASE, a price cap, a reliability floor), by fit-fact set and by shape, with groups small enough to keep
 // and too large (groupMemoryMax lowered: the SQL read answers them).
 func TestFurtherReadsFromMemory(t *testing.T) {
 	ctx := context.Background()
@@ -21,6 +21,7 @@ func TestFurtherReadsFromMemory(t *testing.T) {
 	offers := marketOffers(6000)
 	for i := range offers {
 		offers[i].PriceUSDHr = float64(int(offers[i].PriceUSDHr*20)) / 20 // price ties: the key orders them
+		offers[i].Host.Reliability = []float64{0, 0.9, 0.97, 0.99}[i%4]   // 0: unstated
 	}
 	if _, err := s.WriteSnapshot(ctx, "vast", WriteInput{Offers: offers, Finished: at(0)}); err != nil {
 		t.Fatal(err)
@@ -29,7 +30,7 @@ func TestFurtherReadsFromMemory(t *testing.T) {
 	asked := 0
 	for _, max := range []int{4096, 40} {
 		groupMemoryMax = max
-		for _, q := range []Query{{}, {Purchase: pricing.Spot}, {Regions: []string{"loc-03", "LOC-17"}, MaxPriceUSDHr: 3}, {MinVRAMGiB: 40}} {
+		for _, q := range []Query{{}, {Purchase: pricing.Spot}, {Regions: []string{"loc-03", " LOC-17 "}, MaxPriceUSDHr: 3}, {MinVRAMGiB: 40}, {MinReliability: 0.95, Purchase: pricing.OnDemand}} {
 			read := func(cache bool, seed uint64) [][]pricing.Offer {
 				s.CacheOffers(0)
 				if cache {

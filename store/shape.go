@@ -141,7 +141,7 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 			return fromSQL(asks)
 		}
 		// The daemon: cut from each group's offers in memory (setoffers.go).
-		out, rest, err := s.furtherFromMemory(ctx, conn, q, qk, version, g, asks)
+		out, rest, err := s.furtherFromMemory(ctx, conn, q, version, g, asks)
 		if err != nil || len(rest) == 0 {
 			return out, err
 		}
