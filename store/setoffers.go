@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strconv"
@@ -104,6 +105,71 @@ func cutAsk(all []shapeOffer, a shapeAsk, match func(*pricing.Offer) bool) []pri
 	return out
 }
 
+// groupOffers is group id's offers in memory at version (groupAll, cached): empty for a
+// group past groupMemoryMax (a group asked has an offer).
+func (s *Store) groupOffers(ctx context.Context, db queryer, version int64, g groupTable, id int64) ([]shapeOffer, error) {
+	return cached(s, version, "all|"+g.table+"|"+strconv.FormatInt(id, 10), func() ([]shapeOffer, error) {
+		return s.groupAll(ctx, db, g, id)
+	})
+}
+
+// cheapestFromMemory is the first read of a query with offer filters, in the daemon:
+// each set's cheapest offer passing them, from the sets' offers in memory, where the
+// statement probes every set (one correlated lookup each, ~10 ms at a marketplace's
+// few thousand sets, every request when every request filters otherwise). The sets
+// are the query's without its offer filters (cached, from the facts image); ok false
+// (SQLite answers) without the cache or an offer filter, by shape, with a group past
+// groupMemoryMax, or when the current offers would fill more than half the cache.
+func (s *Store) cheapestFromMemory(ctx context.Context, db queryer, q Query, version int64, g groupTable) ([]shapeOffer, bool, error) {
+	if s.cache == nil || g != byFacts {
+		return nil, false, nil
+	}
+	base := q
+	base.Regions, base.MaxPriceUSDHr, base.MinReliability = nil, 0, 0 // offerFilter's
+	_, _, ow, _, err := shapeFilters(q)
+	if err != nil || len(ow) == 0 {
+		return nil, false, err
+	}
+	if _, _, bw, _, err := shapeFilters(base); err != nil || len(bw) > 0 {
+		return nil, false, err // an offer filter offerFilter does not apply
+	}
+	n, err := cached(s, version, "current-offers", func() ([]int, error) {
+		rows, err := db.QueryContext(ctx, "SELECT count(*) FROM offers WHERE price IS NOT NULL")
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var n int
+		if rows.Next() {
+			err = rows.Scan(&n)
+		}
+		return []int{n}, errors.Join(err, rows.Err())
+	})
+	if err != nil || n[0] > s.cache.maxOffers/2 {
+		return nil, false, err
+	}
+	sets, err := cached(s, version, g.table+"|"+queryKey(base), func() ([]shapeOffer, error) { return s.cheapestPerGroup(ctx, db, base, g) })
+	if err != nil {
+		return nil, false, err
+	}
+	match := offerFilter(q)
+	var out []shapeOffer
+	for _, set := range sets {
+		all, err := s.groupOffers(ctx, db, version, g, set.shape)
+		if err != nil || len(all) == 0 {
+			return nil, false, err
+		}
+		for i := range all {
+			if match(&all[i].Offer) {
+				out = append(out, all[i])
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b shapeOffer) int { return offerOrder(&a.Offer, &b.Offer) })
+	return out, true, nil
+}
+
 // furtherFromMemory answers the asks from each group's offers in memory (groupAll,
 // cached at version); the asks it cannot (a group past groupMemoryMax) are left nil and
 // listed in rest.
@@ -111,9 +177,7 @@ func (s *Store) furtherFromMemory(ctx context.Context, db queryer, q Query, vers
 	match := offerFilter(q)
 	out = make([][]pricing.Offer, len(asks))
 	for k, a := range asks {
-		all, err := cached(s, version, "all|"+g.table+"|"+strconv.FormatInt(a.shape, 10), func() ([]shapeOffer, error) {
-			return s.groupAll(ctx, db, g, a.shape)
-		})
+		all, err := s.groupOffers(ctx, db, version, g, a.shape)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/pickergpu/picker/pricing"
 )
 
-// The daemon's further reads cut from each group's offers in memory (setoffers.go) give
-// exactly the offers SQLite's further reads do, round after round, for random asks
+// The daemon's first and further reads from each group's offers in memory (setoffers.go)
+// give exactly the offers SQLite's reads do, round after round, for random asks
 // (limits, price bounds, some groups asked again after the offers read), with and
 // without offer filters (regions under NOCASE, a price cap, a reliability floor), by fit-fact set and by shape, with groups small enough to keep
 // and too large (groupMemoryMax lowered: the SQL read answers them).
@@ -43,6 +44,9 @@ func TestFurtherReadsFromMemory(t *testing.T) {
 						return nil, nil
 					}
 					var got []pricing.Offer
+					if more == nil { // the first read: each set's cheapest offer passing the filters
+						got = slices.Clone(cheapest)
+					}
 					for _, m := range more {
 						got = append(got, m...)
 					}

@@ -93,7 +93,12 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 		g = byFacts
 	}
 	qk := queryKey(q)
-	cheap, err := cached(s, version, g.table+"|"+qk, func() ([]shapeOffer, error) { return s.cheapestPerGroup(ctx, conn, q, g) })
+	cheap, err := cached(s, version, g.table+"|"+qk, func() ([]shapeOffer, error) {
+		if out, ok, err := s.cheapestFromMemory(ctx, conn, q, version, g); err != nil || ok { // setoffers.go
+			return out, err
+		}
+		return s.cheapestPerGroup(ctx, conn, q, g)
+	})
 	if err != nil {
 		return nil, err
 	}
