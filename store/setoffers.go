@@ -119,7 +119,7 @@ func (s *Store) groupOffers(ctx context.Context, db queryer, version int64, g gr
 // few thousand sets, every request when every request filters otherwise). The sets
 // are the query's without its offer filters (cached, from the facts image); ok false
 // (SQLite answers) without the cache or an offer filter, by shape, with a group past
-// groupMemoryMax, or when the current offers would fill more than half the cache.
+// groupMemoryMax, or when the current offers would fill more than 3/4 of the cache.
 func (s *Store) cheapestFromMemory(ctx context.Context, db queryer, q Query, version int64, g groupTable) ([]shapeOffer, bool, error) {
 	if s.cache == nil || g != byFacts {
 		return nil, false, nil
@@ -145,7 +145,7 @@ func (s *Store) cheapestFromMemory(ctx context.Context, db queryer, q Query, ver
 		}
 		return []int{n}, errors.Join(err, rows.Err())
 	})
-	if err != nil || n[0] > s.cache.maxOffers/2 {
+	if err != nil || n[0] > s.cache.maxOffers*3/4 { // the rest for the other entries
 		return nil, false, err
 	}
 	sets, err := cached(s, version, g.table+"|"+queryKey(base), func() ([]shapeOffer, error) { return s.cheapestPerGroup(ctx, db, base, g) })

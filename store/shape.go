@@ -93,12 +93,13 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 		g = byFacts
 	}
 	qk := queryKey(q)
-	cheap, err := cached(s, version, g.table+"|"+qk, func() ([]shapeOffer, error) {
-		if out, ok, err := s.cheapestFromMemory(ctx, conn, q, version, g); err != nil || ok { // setoffers.go
-			return out, err
-		}
-		return s.cheapestPerGroup(ctx, conn, q, g)
-	})
+	// With offer filters, the daemon takes each set's first matching offer from the sets'
+	// offers in memory (setoffers.go), not cached per query: a filter that differs with
+	// every request would fill the cache with answers never asked again.
+	cheap, ok, err := s.cheapestFromMemory(ctx, conn, q, version, g)
+	if err == nil && !ok {
+		cheap, err = cached(s, version, g.table+"|"+qk, func() ([]shapeOffer, error) { return s.cheapestPerGroup(ctx, conn, q, g) })
+	}
 	if err != nil {
 		return nil, err
 	}
