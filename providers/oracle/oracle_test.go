@@ -189,9 +189,5 @@ func BenchmarkFetch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		if _, err := p.Fetch(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	}
+	providertest.BenchFetch(b, p)
 }

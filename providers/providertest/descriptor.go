@@ -34,12 +34,20 @@ func CheckDescriptor(t testing.TB, d providers.Descriptor, name string, needs pr
 }
 
 // BenchFetch times p's Fetch, each iteration one whole fetch (the adapters' refresh time
-// against their fixtures).
+// against their fixtures), and reports what a fetch yields: offers and GPU models.
 func BenchFetch(b *testing.B, p providers.Provider) {
 	b.Helper()
+	var snap *providers.Snapshot
 	for b.Loop() {
-		if _, err := p.Fetch(context.Background()); err != nil {
+		var err error
+		if snap, err = p.Fetch(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
+	models := map[string]bool{}
+	for _, o := range snap.Offers {
+		models[o.GPUModel] = true
+	}
+	b.ReportMetric(float64(len(snap.Offers)), "offers")
+	b.ReportMetric(float64(len(models)), "gpu-models")
 }

@@ -302,11 +302,7 @@ func BenchmarkFetch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		if _, err := p.Fetch(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	}
+	providertest.BenchFetch(b, p)
 }
 
 // BenchmarkFetch10k is a fetch of a full default search, DefaultLimit listings (the
