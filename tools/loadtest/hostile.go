@@ -178,26 +178,11 @@ func runHostile(picker string, nOffers, clients int, duration time.Duration, dir
 			}
 		}()
 	}
-	var peak atomic.Int64
-	stop := make(chan struct{})
-	go func() {
-		tk := time.NewTicker(20 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				if kb := rssKB(cmd.Process.Pid, "VmRSS"); kb > peak.Load() {
-					peak.Store(kb)
-				}
-			}
-		}
-	}()
+	peak := sampleRSS(cmd.Process.Pid)
 	wg.Wait()
 	elapsed := time.Since(start)
 	<-rdone
-	close(stop)
+	peakKB := peak()
 
 	sv := d.stop()
 	alive, code, hwm, panics := sv.alive, sv.code, sv.hwmKB, sv.panics
@@ -241,7 +226,7 @@ func runHostile(picker string, nOffers, clients int, duration time.Duration, dir
 		p := pct(ok)
 		fmt.Printf("  %-12s %-28s ok %6.1f req/s  p50 %v  p99 %v\n", c, strings.Join(parts, " "), float64(len(ok))/elapsed.Seconds(), p(50), p(99))
 	}
-	fmt.Printf("daemon peak RSS: %.1f MiB (sampled %.1f MiB)\n", float64(hwm)/1024, float64(peak.Load())/1024)
+	fmt.Printf("daemon peak RSS: %.1f MiB (sampled %.1f MiB)\n", float64(hwm)/1024, float64(peakKB)/1024)
 	fmt.Printf("survived: alive=%v healthz-after=%d panics-in-log=%d\n", alive, code, panics)
 	if !alive || code != 200 || panics > 0 || failed.Load() > 0 {
 		return fmt.Errorf("the daemon did not hold: alive=%v healthz=%d panics=%d failed refreshes=%d", alive, code, panics, failed.Load())

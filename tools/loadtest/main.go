@@ -130,22 +130,7 @@ func run(picker string, nOffers, clients, perClient, maxConc int, duration time.
 	defer d.kill()
 	cmd, base := d.cmd, d.base
 
-	var peakRSS atomic.Int64
-	stopSampling := make(chan struct{})
-	go func() {
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopSampling:
-				return
-			case <-t.C:
-				if kb := rssKB(cmd.Process.Pid, "VmRSS"); kb > peakRSS.Load() {
-					peakRSS.Store(kb)
-				}
-			}
-		}
-	}()
+	peakRSS := sampleRSS(cmd.Process.Pid)
 
 	type sample struct {
 		class  string
@@ -191,7 +176,7 @@ func run(picker string, nOffers, clients, perClient, maxConc int, duration time.
 	wg.Wait()
 	elapsed := time.Since(start)
 	close(results)
-	close(stopSampling)
+	peakKB := peakRSS()
 
 	byStatus := map[string]map[int]int{}
 	lat := map[string][]time.Duration{}
@@ -240,7 +225,7 @@ func run(picker string, nOffers, clients, perClient, maxConc int, duration time.
 	}
 	p := pct(all)
 	fmt.Printf("  all      p50 %v  p99 %v  max %v\n", p(50), p(99), p(100))
-	fmt.Printf("daemon peak RSS: %.1f MiB (sampled %.1f MiB)\n", float64(hwm)/1024, float64(peakRSS.Load())/1024)
+	fmt.Printf("daemon peak RSS: %.1f MiB (sampled %.1f MiB)\n", float64(hwm)/1024, float64(peakKB)/1024)
 	fmt.Printf("survived: alive=%v healthz-after=%d panics-in-log=%d\n", alive, code, panics)
 	if !alive || code != 200 || panics > 0 {
 		return fmt.Errorf("the daemon did not survive the load")
@@ -335,6 +320,34 @@ func getStatus(url string) (int, error) {
 
 // rssKB reads a memory figure (VmRSS, VmHWM) of a process from /proc, in KiB; 0 where
 // /proc is not there.
+// sampleRSS polls pid's resident set every 20 ms (a run's peak between the start and
+// the daemon's stop, beside the kernel's VmHWM) until the returned func is called, which
+// stops it and gives the largest seen, in KiB.
+func sampleRSS(pid int) func() int64 {
+	var peak atomic.Int64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if kb := rssKB(pid, "VmRSS"); kb > peak.Load() {
+					peak.Store(kb)
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() int64 {
+		once.Do(func() { close(stop); <-done })
+		return peak.Load()
+	}
+}
+
 func rssKB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
