@@ -134,7 +134,7 @@ func (a *app) runDaemon(ctx context.Context, o daemonOptions) error {
 	st.CacheOffers(offerCacheSize)
 	st.KeepConns(a.cfg.Daemon.MaxConcurrent) // a connection per request in progress, its statements prepared
 	a.recMemo = newRecommendMemo(recommendMemoSize)
-	a.tuneGC(a.log) // daemongc.go
+	a.tuneDaemonGC(a.log) // daemongc.go
 	ln, err := a.listen(listen, from)
 	if err != nil {
 		return err

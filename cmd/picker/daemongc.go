@@ -21,9 +21,9 @@ const (
 	daemonMemLimit = 1 << 30 // 1 GiB: above the daemon's peak RSS under tools/loadtest -hostile (~0.9 GiB)
 )
 
-// tuneGC applies the daemon's collector settings where the environment left them unset
+// tuneDaemonGC applies the daemon's collector settings where the environment left them unset
 // (main's tuneGC leaves the daemon at the runtime's default until then).
-func (a *app) tuneGC(log *slog.Logger) {
+func (a *app) tuneDaemonGC(log *slog.Logger) {
 	gogc := "GOGC from the environment"
 	if a.m.Getenv("GOGC") == "" {
 		debug.SetGCPercent(daemonGOGC)

@@ -26,7 +26,7 @@ func TestDaemonTunesGC(t *testing.T) {
 			debug.SetGCPercent(100)
 			debug.SetMemoryLimit(512 << 20) // as the runtime would have read GOMEMLIMIT
 			a := &app{m: Main{Getenv: func(k string) string { return tc.env[k] }}}
-			a.tuneGC(slog.New(slog.NewTextHandler(io.Discard, nil)))
+			a.tuneDaemonGC(slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if got := debug.SetGCPercent(100); got != tc.wantGC {
 				t.Errorf("GOGC %d, want %d", got, tc.wantGC)
 			}
