@@ -156,12 +156,13 @@ func (s *Store) ReadShapes(ctx context.Context, q Query, plan ShapePlanner) ([]p
 			sub[j] = asks[k]
 		}
 		got, err := fromSQL(sub)
-		for j, k := range rest {
-			if err == nil {
-				out[k] = got[j]
-			}
+		if err != nil {
+			return nil, err
 		}
-		return out, err
+		for j, k := range rest {
+			out[k] = got[j]
+		}
+		return out, nil
 	})
 }
 
@@ -233,16 +234,8 @@ func planRounds(reps []pricing.Offer, plan ShapePlanner, read func(asked, limits
 		sorted = offerOrder(&reps[k-1], &reps[k]) <= 0
 	}
 	if !sorted {
-		ptrs := make([]*pricing.Offer, 0, n)
-		for i := range reps {
-			ptrs = append(ptrs, &reps[i])
-		}
-		ptrs = append(ptrs, further...)
-		slices.SortFunc(ptrs, offerOrder)
-		for _, p := range ptrs {
-			out = append(out, *p)
-		}
-		return out, nil
+		reps = slices.Clone(reps)
+		slices.SortFunc(reps, storeOrder)
 	}
 	i := 0
 	for _, p := range further {
