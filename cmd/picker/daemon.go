@@ -34,8 +34,14 @@ const nightlyTimeout = 30 * time.Minute
 // (about 250 bytes each).
 const offerCacheSize = 200_000
 
-// recommendMemoSize bounds the recommendations the daemon keeps (a few KB each).
-const recommendMemoSize = 4096
+// recommendMemoSize bounds the recommendations the daemon keeps. The memo serves repeated
+// identical questions (a page reloaded, a dashboard polling); an entry on a marketplace
+// holds 50-100 KB of live heap (heap profile under bench-market.sh's distinct-job load),
+// and every garbage-collection cycle marks it. At 4096 entries the live heap reached
+// 0.14-0.29 GB, the heap goal sat at daemonMemLimit and each mark phase took 140-210 ms
+// of wall time, taking half of a 2-CPU daemon's CPU for that long: p99 172-208 ms.
+// At 256 (13-25 MiB): peak RSS ~0.23 GiB, p99 80-107 ms, CPU per answer 4.0 -> 3.0 ms.
+const recommendMemoSize = 256
 
 // Seams for tests: which signals the daemon hears, how it exits at once, and how a
 // provider is built (a test makes one that ignores cancellation, as a stuck adapter
